@@ -1,0 +1,19 @@
+#!/usr/bin/env node
+// Tandem runs its TypeScript sources directly on Node's type stripping (on by default from 22.18 and 23.6).
+import { spawnSync } from 'node:child_process';
+
+const [major, minor] = process.versions.node.split('.').map(Number);
+if (major < 22 || (major === 22 && minor < 13)) {
+  console.error(`tandem: Node.js ${process.versions.node} is too old; Tandem needs 22.13 or newer (24 recommended).`);
+  process.exit(1);
+}
+if (!process.features.typescript) {
+  const result = spawnSync(
+    process.execPath,
+    ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', ...process.argv.slice(1)],
+    { stdio: 'inherit' },
+  );
+  process.exit(result.status ?? 1);
+}
+const { main } = await import('../src/cli/main.ts');
+await main(process.argv.slice(2));

@@ -1,0 +1,104 @@
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+const port = z.coerce
+  .number({ error: 'must be a port number' })
+  .int('must be a whole number')
+  .min(1, 'must be 1 to 65535')
+  .max(65535, 'must be 1 to 65535');
+
+const url = (what: string) =>
+  z.string().refine((v) => {
+    try {
+      new URL(v);
+      return true;
+    } catch {
+      return false;
+    }
+  }, `must be ${what}`);
+
+const envSchema = z.object({
+  TANDEM_DATA: z.string().min(1).default('./data'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^(postgres(ql)?:\/\/|file:|sqlite:)/, 'must start with postgres://, or be unset for the embedded SQLite')
+    .optional(),
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').optional(),
+  PORT: port.default(8787),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PUBLIC_URL: url('an absolute URL such as https://tandem.example.com').optional(),
+  PAGES_ORIGIN: url('an origin such as http://127.0.0.1:8788').optional(),
+  TANDEM_MODEL_URL: url('the base URL of an OpenAI-compatible API').optional(),
+  TANDEM_MODEL_KEY: z.string().optional(),
+  TANDEM_MODEL: z.string().optional(),
+  TANDEM_HTTP_ALLOW: z.string().default(''),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+});
+
+export interface Config {
+  dataDir: string;
+  databaseUrl: string | undefined;
+  sqlitePath: string;
+  redisUrl: string | undefined;
+  port: number;
+  host: string;
+  publicUrl: string;
+  pagesOrigin: string;
+  pagesPort: number;
+  modelUrl: string | undefined;
+  modelKey: string | undefined;
+  model: string | undefined;
+  httpAllow: string[];
+  logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+}
+
+export class ConfigError extends Error {}
+
+/** Reads configuration from the environment once; a bad value stops with one line naming it. */
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  overrides: { port?: number; host?: string } = {},
+): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const name = String(issue.path[0]);
+    throw new ConfigError(`${name}=${JSON.stringify(cleaned[name] ?? '')} ${issue.message}`);
+  }
+  const e = parsed.data;
+  const dataDir = resolve(e.TANDEM_DATA);
+  const portNumber = overrides.port ?? e.PORT;
+  const host = overrides.host ?? e.HOST;
+  const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  const publicUrl = (e.PUBLIC_URL ?? `http://${shownHost}:${portNumber}`).replace(/\/$/, '');
+  const pagesOrigin = (e.PAGES_ORIGIN ?? `http://${shownHost}:${portNumber + 1}`).replace(/\/$/, '');
+  const pagesUrl = new URL(pagesOrigin);
+  if (pagesUrl.origin === new URL(publicUrl).origin) {
+    throw new ConfigError(`PAGES_ORIGIN=${pagesOrigin} must differ from the app's own origin ${publicUrl}`);
+  }
+  let databaseUrl = e.DATABASE_URL;
+  let sqlitePath = resolve(dataDir, 'tandem.sqlite');
+  if (databaseUrl && !databaseUrl.startsWith('postgres')) {
+    sqlitePath = resolve(databaseUrl.replace(/^(file|sqlite):(\/\/)?/, ''));
+    databaseUrl = undefined;
+  }
+  return {
+    dataDir,
+    databaseUrl,
+    sqlitePath,
+    redisUrl: e.REDIS_URL,
+    port: portNumber,
+    host,
+    publicUrl,
+    pagesOrigin,
+    pagesPort: Number(pagesUrl.port || (pagesUrl.protocol === 'https:' ? 443 : 80)),
+    modelUrl: e.TANDEM_MODEL_URL,
+    modelKey: e.TANDEM_MODEL_KEY,
+    model: e.TANDEM_MODEL,
+    httpAllow: e.TANDEM_HTTP_ALLOW.split(',')
+      .map((h) => h.trim())
+      .filter(Boolean),
+    logLevel: e.LOG_LEVEL,
+  };
+}

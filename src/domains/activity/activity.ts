@@ -1,0 +1,89 @@
+import { newId } from '../../ids.ts';
+import type { Deps } from '../deps.ts';
+import type { Actor } from '../workspace/actor.ts';
+
+export interface ActivityEntry {
+  tool: string;
+  targets: string[];
+  outcome: 'ok' | 'error';
+  errorCode?: string | undefined;
+  durationMs: number;
+}
+
+const ID_FIELD = /(^|_)id$/;
+
+/** Object ids named in a call's arguments and result (`document_id`, `thread_id`, …), once each. */
+export function targetIds(...sources: unknown[]): string[] {
+  const ids = new Set<string>();
+  for (const source of sources) {
+    if (!source || typeof source !== 'object') continue;
+    for (const [key, value] of Object.entries(source)) {
+      if (ID_FIELD.test(key) && typeof value === 'string' && value.length > 0 && value.length <= 100) ids.add(value);
+    }
+  }
+  return [...ids];
+}
+
+export function activityService(deps: Deps) {
+  const { db } = deps;
+
+  async function record(actor: Actor, entry: ActivityEntry): Promise<void> {
+    await db
+      .insertInto('activity')
+      .values({
+        id: newId('act'),
+        workspace_id: actor.workspaceId,
+        person_id: actor.personId,
+        tool: entry.tool,
+        targets_json: JSON.stringify(entry.targets),
+        outcome: entry.outcome,
+        error_code: entry.errorCode ?? null,
+        duration_ms: Math.round(entry.durationMs),
+        created_at: Date.now(),
+      })
+      .execute();
+  }
+
+  async function list(actor: Actor, limit = 100) {
+    const rows = await db
+      .selectFrom('activity')
+      .selectAll()
+      .where('person_id', '=', actor.personId)
+      .orderBy('id', 'desc')
+      .limit(Math.min(Math.max(1, limit), 500))
+      .execute();
+    return rows.map((r) => ({
+      id: r.id,
+      tool: r.tool,
+      targets: JSON.parse(r.targets_json) as string[],
+      outcome: r.outcome,
+      ...(r.error_code ? { error_code: r.error_code } : {}),
+      duration_ms: r.duration_ms,
+      at: r.created_at,
+    }));
+  }
+
+  return { record, list };
+}
+
+export function notificationsService(deps: Deps) {
+  async function list(actor: Actor, limit = 100) {
+    const rows = await deps.db
+      .selectFrom('notifications')
+      .selectAll()
+      .where('person_id', '=', actor.personId)
+      .orderBy('id', 'desc')
+      .limit(Math.min(Math.max(1, limit), 500))
+      .execute();
+    return rows.map((r) => ({
+      id: r.id,
+      kind: r.kind,
+      body: r.body,
+      ...(r.artifact_id ? { artifact_id: r.artifact_id } : {}),
+      ...(r.thread_id ? { thread_id: r.thread_id } : {}),
+      read: r.read === 1,
+      at: r.created_at,
+    }));
+  }
+  return { list };
+}

@@ -1,0 +1,287 @@
+import { sql } from 'kysely';
+import { DomainError, invalid } from '../../errors.ts';
+import { newId } from '../../ids.ts';
+import type { Deps } from '../deps.ts';
+import type { Actor } from '../workspace/actor.ts';
+import { artifactFor, effectiveRole, requireRole, type Artifact, type Db } from '../workspace/access.ts';
+import { artifactText } from '../workspace/artifact-text.ts';
+import { findMentions, resolveMentions } from './mentions.ts';
+
+/** Replies shown per thread; older ones are left out and `more_replies` says so. */
+export const REPLY_CAP = 20;
+const MAX_BODY = 20_000;
+
+export interface Reply {
+  comment_id: string;
+  author_label: string;
+  body: string;
+  deleted: boolean;
+  created_at: number;
+}
+
+export interface Thread {
+  thread_id: string;
+  status: 'open' | 'resolved';
+  anchor_excerpt?: string;
+  author_label: string;
+  body: string;
+  created_at: number;
+  replies: Reply[];
+  more_replies: boolean;
+  agent_requests: string[];
+}
+
+function requireBody(body: unknown): string {
+  if (typeof body !== 'string' || body.trim() === '') throw invalid('body_markdown must be a non-empty string');
+  if (body.length > MAX_BODY) throw invalid(`body_markdown must be at most ${MAX_BODY} characters`);
+  return body;
+}
+
+/** Where an excerpt occurs exactly once in a text, or null (absent, empty or ambiguous). */
+export function uniqueOffset(text: string | null, excerpt: string): number | null {
+  if (text === null || excerpt === '') return null;
+  const first = text.indexOf(excerpt);
+  if (first < 0 || text.indexOf(excerpt, first + 1) >= 0) return null;
+  return first;
+}
+
+export function commentsService(deps: Deps) {
+  const { db } = deps;
+
+  async function labels(ids: string[]): Promise<Map<string, string>> {
+    if (ids.length === 0) return new Map();
+    const rows = await db.selectFrom('people').select(['id', 'name']).where('id', 'in', [...new Set(ids)]).execute();
+    return new Map(rows.map((r) => [r.id, r.name]));
+  }
+
+  async function read(actor: Actor, input: { document_id?: unknown; include_resolved?: unknown }) {
+    const { artifact, role } = await artifactFor(db, actor, input.document_id);
+    const includeResolved = input.include_resolved === true;
+    let query = db.selectFrom('threads').selectAll().where('artifact_id', '=', artifact.id);
+    if (!includeResolved) query = query.where('status', '=', 'open');
+    const threads = await query.orderBy('id', 'asc').execute();
+    const ids = threads.map((t) => t.id);
+    const replies = ids.length
+      ? await db
+          .selectFrom('comments')
+          .selectAll()
+          .where('thread_id', 'in', ids)
+          .orderBy('id', 'asc')
+          .execute()
+      : [];
+    const requests = ids.length
+      ? await db.selectFrom('agent_requests').select(['thread_id', 'agent']).where('thread_id', 'in', ids).execute()
+      : [];
+    const names = await labels([...threads.map((t) => t.author_id), ...replies.map((r) => r.author_id)]);
+    const byThread = new Map<string, typeof replies>();
+    for (const r of replies) byThread.set(r.thread_id, [...(byThread.get(r.thread_id) ?? []), r]);
+    const result: Thread[] = threads.map((t) => {
+      const all = byThread.get(t.id) ?? [];
+      const shown = all.slice(-REPLY_CAP);
+      return {
+        thread_id: t.id,
+        status: t.status === 'resolved' ? 'resolved' : 'open',
+        ...(t.anchor_excerpt !== null ? { anchor_excerpt: t.anchor_excerpt } : {}),
+        author_label: names.get(t.author_id) ?? 'Someone',
+        body: t.body,
+        created_at: t.created_at,
+        replies: shown.map((r) => ({
+          comment_id: r.id,
+          author_label: names.get(r.author_id) ?? 'Someone',
+          body: r.deleted ? '' : r.body,
+          deleted: r.deleted === 1,
+          created_at: r.created_at,
+        })),
+        more_replies: all.length > shown.length,
+        agent_requests: [...new Set(requests.filter((q) => q.thread_id === t.id).map((q) => q.agent))],
+      };
+    });
+    return { document_id: artifact.id, role, include_resolved: includeResolved, threads: result };
+  }
+
+  async function add(
+    actor: Actor,
+    input: { document_id?: unknown; body_markdown?: unknown; thread_id?: unknown; anchor_excerpt?: unknown },
+  ) {
+    const body = requireBody(input.body_markdown);
+    if (input.thread_id !== undefined && input.thread_id !== null && typeof input.thread_id !== 'string') {
+      throw invalid('thread_id must be a string');
+    }
+    if (input.anchor_excerpt !== undefined && input.anchor_excerpt !== null && typeof input.anchor_excerpt !== 'string') {
+      throw invalid('anchor_excerpt must be a string');
+    }
+    const threadId = typeof input.thread_id === 'string' && input.thread_id !== '' ? input.thread_id : null;
+    const excerpt = typeof input.anchor_excerpt === 'string' && input.anchor_excerpt !== '' ? input.anchor_excerpt : null;
+
+    const outcome = await db.transaction().execute(async (trx) => {
+      const access = await artifactFor(trx, actor, input.document_id);
+      requireRole(access, 'commenter');
+      const now = Date.now();
+      if (threadId) {
+        const thread = await trx
+          .selectFrom('threads')
+          .select(['id', 'artifact_id'])
+          .where('id', '=', threadId)
+          .executeTakeFirst();
+        if (!thread || thread.artifact_id !== access.artifact.id) {
+          throw new DomainError('thread_not_found', `Thread ${threadId} is not a thread on this artifact`);
+        }
+        const commentId = newId('cmt');
+        await trx
+          .insertInto('comments')
+          .values({ id: commentId, thread_id: threadId, author_id: actor.personId, body, deleted: 0, created_at: now })
+          .execute();
+        const mentions = await recordMentions(trx, actor, access.artifact, threadId, commentId, body);
+        return { artifact: access.artifact, reply: true as const, thread_id: threadId, comment_id: commentId, mentions };
+      }
+      const offset = excerpt === null ? null : uniqueOffset(artifactText(access.artifact), excerpt);
+      const id = newId('thr');
+      await trx
+        .insertInto('threads')
+        .values({
+          id,
+          artifact_id: access.artifact.id,
+          author_id: actor.personId,
+          body,
+          anchor_excerpt: offset === null ? null : excerpt,
+          anchor_start: offset,
+          status: 'open',
+          resolved_by: null,
+          resolved_at: null,
+          created_at: now,
+        })
+        .execute();
+      const mentions = await recordMentions(trx, actor, access.artifact, id, null, body);
+      return { artifact: access.artifact, reply: false as const, thread_id: id, anchored: offset !== null, mentions };
+    });
+
+    const event = { workspaceId: actor.workspaceId, actorId: actor.personId };
+    deps.emit({
+      type: 'comment.created',
+      ...event,
+      data: { document_id: outcome.artifact.id, thread_id: outcome.thread_id, body },
+    });
+    for (const agent of outcome.mentions.agents) {
+      deps.emit({
+        type: 'comment.mentioned',
+        ...event,
+        data: { document_id: outcome.artifact.id, thread_id: outcome.thread_id, agent, body },
+      });
+    }
+    const common = {
+      document_id: outcome.artifact.id,
+      thread_id: outcome.thread_id,
+      notified: outcome.mentions.notified,
+      agents_requested: outcome.mentions.agents,
+    };
+    if (outcome.reply) return { ...common, reply: true as const, comment_id: outcome.comment_id };
+    return {
+      ...common,
+      reply: false as const,
+      anchored: outcome.anchored,
+      ...(excerpt !== null && !outcome.anchored ? { anchor_excerpt_ignored: excerpt } : {}),
+    };
+  }
+
+  /**
+   * People mentioned get a notification when they can open the artifact (others are not told
+   * it exists); agent handles are recorded on the thread as a request to that agent.
+   */
+  async function recordMentions(
+    trx: Db,
+    actor: Actor,
+    artifact: Artifact,
+    threadId: string,
+    commentId: string | null,
+    body: string,
+  ): Promise<{ notified: number; agents: string[] }> {
+    const handles = findMentions(body);
+    if (handles.length === 0) return { notified: 0, agents: [] };
+    const lowered = handles.map((h) => h.toLowerCase());
+    const [people, agents] = await Promise.all([
+      trx
+        .selectFrom('people')
+        .select(['id', 'handle'])
+        .where('workspace_id', '=', actor.workspaceId)
+        .where(sql<string>`lower(handle)`, 'in', lowered)
+        .execute(),
+      trx.selectFrom('agents').select('handle').where('workspace_id', '=', actor.workspaceId).execute(),
+    ]);
+    const resolved = resolveMentions(handles, {
+      people: new Map(people.map((p) => [p.handle.toLowerCase(), p.id])),
+      agents: agents.map((a) => a.handle),
+    });
+    const now = Date.now();
+    const author = await trx.selectFrom('people').select('name').where('id', '=', actor.personId).executeTakeFirst();
+    let notified = 0;
+    for (const personId of resolved.personIds) {
+      if (personId === actor.personId || !(await effectiveRole(trx, personId, artifact))) continue;
+      notified++;
+      await trx
+        .insertInto('notifications')
+        .values({
+          id: newId('ntf'),
+          workspace_id: actor.workspaceId,
+          person_id: personId,
+          kind: 'mention',
+          actor_id: actor.personId,
+          artifact_id: artifact.id,
+          thread_id: threadId,
+          body: `${author?.name ?? 'Someone'} mentioned you on “${artifact.title}”: ${body.slice(0, 280)}`,
+          read: 0,
+          created_at: now,
+        })
+        .execute();
+    }
+    for (const agent of resolved.agents) {
+      await trx
+        .insertInto('agent_requests')
+        .values({
+          id: newId('req'),
+          thread_id: threadId,
+          comment_id: commentId,
+          agent,
+          requested_by: actor.personId,
+          status: 'pending',
+          created_at: now,
+        })
+        .execute();
+    }
+    return { notified, agents: resolved.agents };
+  }
+
+  async function resolve(actor: Actor, input: { document_id?: unknown; thread_id?: unknown; resolved?: unknown }) {
+    if (typeof input.resolved !== 'boolean') throw invalid('resolved must be a boolean');
+    const resolved = input.resolved;
+    return db.transaction().execute(async (trx) => {
+      const access = await artifactFor(trx, actor, input.document_id);
+      requireRole(access, 'commenter');
+      const threadId = typeof input.thread_id === 'string' ? input.thread_id : '';
+      const thread = await trx
+        .selectFrom('threads')
+        .select(['id', 'artifact_id', 'status'])
+        .where('id', '=', threadId)
+        .executeTakeFirst();
+      if (!thread || thread.artifact_id !== access.artifact.id) {
+        throw new DomainError('thread_not_found', `Thread ${threadId || '(none given)'} is not a thread on this artifact`);
+      }
+      const status: 'resolved' | 'open' = resolved ? 'resolved' : 'open';
+      if (thread.status !== status) {
+        await trx
+          .updateTable('threads')
+          .set({
+            status,
+            resolved_by: resolved ? actor.personId : null,
+            resolved_at: resolved ? Date.now() : null,
+          })
+          .where('id', '=', thread.id)
+          .execute();
+      }
+      return { document_id: access.artifact.id, thread_id: thread.id, status, changed: thread.status !== status };
+    });
+  }
+
+  return { read, add, resolve };
+}
+
+export type CommentsService = ReturnType<typeof commentsService>;

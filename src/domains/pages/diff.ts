@@ -1,0 +1,39 @@
+import { structuredPatch } from 'diff';
+
+export interface LineDiff {
+  /** Unified-style lines: ` ` context, `-` only in the old text, `+` only in the new. */
+  excerpt: string;
+  /** 1-based lines of the new text where it differs from the old (where lines were removed, the line after). */
+  changedRange: { start_line: number; end_line: number };
+}
+
+const MAX_EXCERPT_LINES = 80;
+
+/** A short line-level diff of two sources, or null when they are the same. */
+export function lineDiff(oldText: string, newText: string): LineDiff | null {
+  if (oldText === newText) return null;
+  const patch = structuredPatch('old', 'new', oldText, newText, '', '', { context: 2 });
+  if (patch.hunks.length === 0) return null;
+  const lines: string[] = [];
+  let start = Infinity;
+  let end = 0;
+  for (const hunk of patch.hunks) {
+    lines.push(`@@ -${hunk.oldStart},${hunk.oldLines} +${hunk.newStart},${hunk.newLines} @@`);
+    let at = hunk.newStart;
+    for (const line of hunk.lines) {
+      if (line.startsWith('\\')) continue;
+      lines.push(line);
+      if (line.startsWith('+') || line.startsWith('-')) {
+        start = Math.min(start, at);
+        end = Math.max(end, at);
+      }
+      if (!line.startsWith('-')) at++;
+    }
+  }
+  const shown = lines.slice(0, MAX_EXCERPT_LINES);
+  if (lines.length > shown.length) shown.push(`… ${lines.length - shown.length} more diff lines`);
+  return {
+    excerpt: shown.join('\n'),
+    changedRange: { start_line: start, end_line: Math.max(start, end) },
+  };
+}

@@ -1,0 +1,221 @@
+import { DomainError, invalid } from '../../errors.ts';
+import { newId } from '../../ids.ts';
+import type { Deps } from '../deps.ts';
+import type { Actor } from '../workspace/actor.ts';
+import { artifactFor, requireRole, type Artifact, type ArtifactAccess } from '../workspace/access.ts';
+import {
+  insertArtifact,
+  personName,
+  postArtifactCard,
+  requireTitle,
+  resolvePlacement,
+  type PlacementInput,
+} from '../workspace/artifacts.ts';
+import { lineDiff } from './diff.ts';
+import { hasActiveContent } from './html-scan.ts';
+
+export interface PageWriteResult {
+  page_id: string;
+  version: number;
+  byte_size: number;
+  warnings: string[];
+}
+
+export interface CreatePageInput extends PlacementInput {
+  title?: unknown;
+  html?: unknown;
+}
+
+function requireHtml(html: unknown): string {
+  if (typeof html !== 'string' || html.trim() === '') throw invalid('html must be a non-empty string');
+  return html;
+}
+
+function describe(html: string) {
+  return {
+    byte_size: Buffer.byteLength(html, 'utf8'),
+    warnings: hasActiveContent(html) ? ['script_stripped'] : [],
+  };
+}
+
+/** Refuses artifacts that are not HTML pages, naming the tools that fit them. */
+function requirePage(artifact: Artifact, writing: boolean): void {
+  if (artifact.type === 'html_app') return;
+  if (artifact.type === 'document') {
+    throw new DomainError(
+      'wrong_type',
+      writing
+        ? 'That artifact is a document, not an HTML page. Use edit_document to change it.'
+        : 'That artifact is a document, not an HTML page. Use read_document to read it.',
+      { prefixed: false },
+    );
+  }
+  throw new DomainError(
+    'wrong_type',
+    writing
+      ? 'That artifact is a table, and tables cannot be edited with these tools.'
+      : 'That artifact is a table, not an HTML page. Use read_document to read its markdown.',
+    { prefixed: false },
+  );
+}
+
+export function pagesService(deps: Deps) {
+  const { db } = deps;
+
+  async function create(actor: Actor, input: CreatePageInput) {
+    const title = requireTitle(input.title);
+    const html = requireHtml(input.html);
+    const artifact = await db.transaction().execute(async (trx) => {
+      const placement = await resolvePlacement(trx, actor, input);
+      const created = await insertArtifact(trx, actor.workspaceId, {
+        type: 'html_app',
+        title,
+        ownerId: actor.personId,
+        placement,
+        content: html,
+        version: 1,
+      });
+      if (created.conversation_id) await postArtifactCard(trx, actor, created, await personName(trx, actor.personId));
+      return created;
+    });
+    deps.emit({
+      type: 'page.written',
+      workspaceId: actor.workspaceId,
+      actorId: actor.personId,
+      data: { page_id: artifact.id, version: 1, created: true },
+    });
+    return { page_id: artifact.id, title, version: 1, ...describe(html) };
+  }
+
+  async function read(actor: Actor, pageId: unknown) {
+    const { artifact, role } = await artifactFor(db, actor, pageId);
+    requirePage(artifact, false);
+    if (artifact.content === null) throw new DomainError('no_content', 'That page has no content yet.', { prefixed: false });
+    return {
+      page_id: artifact.id,
+      title: artifact.title,
+      html: artifact.content,
+      version: artifact.version,
+      byte_size: Buffer.byteLength(artifact.content, 'utf8'),
+      role,
+      archived: artifact.status === 'archived',
+    };
+  }
+
+  async function write(actor: Actor, input: { page_id?: unknown; html?: unknown; expected_version?: unknown }) {
+    const expected = input.expected_version;
+    if (typeof expected !== 'number' || !Number.isSafeInteger(expected) || expected < 0) {
+      throw invalid('expected_version must be a non-negative integer');
+    }
+    // Type and role are checked before the html so a wrong target is named first.
+    const before = await artifactFor(db, actor, input.page_id);
+    requirePage(before.artifact, true);
+    requireRole(before, 'editor');
+    const html = requireHtml(input.html);
+
+    const outcome = await db.transaction().execute(async (trx): Promise<{ conflict: number } | { version: number }> => {
+      const access: ArtifactAccess = await artifactFor(trx, actor, before.artifact.id);
+      requireRole(access, 'editor');
+      const current = access.artifact;
+      if (current.version !== expected) return { conflict: current.version };
+      const next = expected + 1;
+      const updated = await trx
+        .updateTable('artifacts')
+        .set({ content: html, version: next, updated_at: Date.now() })
+        .where('id', '=', current.id)
+        .where('version', '=', expected)
+        .executeTakeFirst();
+      if (Number(updated.numUpdatedRows) !== 1) {
+        const now = await trx.selectFrom('artifacts').select('version').where('id', '=', current.id).executeTakeFirstOrThrow();
+        return { conflict: now.version };
+      }
+      if (current.content !== null) {
+        await trx
+          .insertInto('checkpoints')
+          .values({
+            id: newId('ver'),
+            artifact_id: current.id,
+            doc_version: current.version,
+            reason: 'agent_edit',
+            label: null,
+            pinned: 0,
+            author_id: actor.personId,
+            instruction: 'write_page',
+            content: current.content,
+            kept_json: null,
+            created_at: Date.now(),
+          })
+          .execute();
+      }
+      return { version: next };
+    });
+
+    if ('conflict' in outcome) throw await versionConflict(before.artifact.id, expected, outcome.conflict);
+    deps.emit({
+      type: 'page.written',
+      workspaceId: actor.workspaceId,
+      actorId: actor.personId,
+      data: { page_id: before.artifact.id, version: outcome.version },
+    });
+    return { page_id: before.artifact.id, new_version: outcome.version, ...describe(html) };
+  }
+
+  /** The conflict carries what changed between the version the caller read and the current one. */
+  async function versionConflict(pageId: string, expected: number, current: number): Promise<DomainError> {
+    const data: Record<string, unknown> = {
+      error: 'version_conflict',
+      page_id: pageId,
+      expected_version: expected,
+      current_version: current,
+    };
+    const [then, now] = await Promise.all([
+      db
+        .selectFrom('checkpoints')
+        .select('content')
+        .where('artifact_id', '=', pageId)
+        .where('doc_version', '=', expected)
+        .orderBy('id', 'desc')
+        .executeTakeFirst(),
+      db.selectFrom('artifacts').select(['content', 'version']).where('id', '=', pageId).executeTakeFirst(),
+    ]);
+    if (then?.content != null && now?.content != null) {
+      const diff = lineDiff(then.content, now.content);
+      if (diff) {
+        data.diff_excerpt = diff.excerpt;
+        data.changed_range = diff.changedRange;
+      }
+    }
+    const moved =
+      expected < current
+        ? `The page moved from version ${expected} to ${current} since your read`
+        : `The page is at version ${current}, not ${expected}`;
+    return new DomainError(
+      'version_conflict',
+      `version_conflict: ${moved}. Re-read it with read_page and retry with expected_version ${current}.`,
+      { data },
+    );
+  }
+
+  /** The source of one version, for the pages origin; the signed link that asks is the authority. */
+  async function sourceAt(pageId: string, version: number): Promise<{ title: string; html: string } | null> {
+    const artifact = await db
+      .selectFrom('artifacts')
+      .select(['title', 'content', 'version', 'type'])
+      .where('id', '=', pageId)
+      .executeTakeFirst();
+    if (!artifact || artifact.type !== 'html_app') return null;
+    if (artifact.version === version) return artifact.content === null ? null : { title: artifact.title, html: artifact.content };
+    const checkpoint = await db
+      .selectFrom('checkpoints')
+      .select('content')
+      .where('artifact_id', '=', pageId)
+      .where('doc_version', '=', version)
+      .orderBy('id', 'desc')
+      .executeTakeFirst();
+    return checkpoint?.content == null ? null : { title: artifact.title, html: checkpoint.content };
+  }
+
+  return { create, read, write, sourceAt };
+}
+
+export type PagesService = ReturnType<typeof pagesService>;

@@ -1,0 +1,25 @@
+import { invalid } from '../../errors.ts';
+
+/** Who is acting: a person of one workspace, with the scopes their credential carries. */
+export interface Actor {
+  personId: string;
+  workspaceId: string;
+  scopes: ReadonlySet<Scope>;
+}
+
+export const SCOPES = ['automations:read', 'automations:write', 'documents:read', 'documents:write'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export function parseScopes(list: string): Scope[] {
+  const parts = list
+    .split(/[\s,]+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (parts.length === 0) throw invalid(`no scopes given; use any of ${SCOPES.join(', ')}`);
+  for (const p of parts) {
+    if (!(SCOPES as readonly string[]).includes(p)) {
+      throw invalid(`unknown scope "${p}"; use any of ${SCOPES.join(', ')}`);
+    }
+  }
+  return [...new Set(parts)] as Scope[];
+}

@@ -1,0 +1,17 @@
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+}
+
+const STYLE = `
+body{font:15px/1.5 system-ui,sans-serif;margin:0;color:#1d1d1f;background:#f7f7f8}
+header{display:flex;gap:12px;align-items:baseline;padding:10px 20px;background:#fff;border-bottom:1px solid #e3e3e6}
+header h1{font-size:17px;margin:0} header span{color:#6e6e73;font-size:13px}
+main{max-width:720px;margin:32px auto;padding:0 20px}
+iframe{display:block;width:100%;height:calc(100vh - 48px);border:0;background:#fff}
+.note{color:#6e6e73} input,button{font:inherit;padding:6px 10px} code{background:#eee;padding:1px 4px;border-radius:4px}
+`;
+
+export function htmlPage(title: string, body: string, options: { frame?: boolean } = {}): string {
+  const inner = options.frame ? body : `<main>${body}</main>`;
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(title)} · Tandem</title><style>${STYLE}</style></head><body>${inner}</body></html>`;
+}

@@ -1,0 +1,95 @@
+import { McpServer, requireScopes } from '@modelcontextprotocol/server';
+import { DomainError } from '../errors.ts';
+import { newId } from '../ids.ts';
+import { targetIds } from '../domains/activity/activity.ts';
+import type { Actor } from '../domains/workspace/actor.ts';
+import type { Services } from '../services.ts';
+import { failure, scopeFailure, unexpectedFailure } from './errors.ts';
+import { advertised, type AnyTool } from './tool.ts';
+import { commentTools } from './tools/comments.ts';
+import { pageTools } from './tools/pages.ts';
+
+/** Every implemented tool, in the order tools/list shows them. */
+export const TOOLS: readonly AnyTool[] = [...pageTools, ...commentTools];
+
+export const SERVER_INFO = { name: 'tandem', version: '0.1.0' };
+
+const INSTRUCTIONS =
+  'Tandem workspace tools. Everything you do is attributed to the person you act for; what they cannot open reads as not found. Pages and documents carry versions: pass the version you read as expected_version when writing.';
+
+interface Prepared {
+  tool: AnyTool;
+  input: ReturnType<typeof advertised>;
+  output: ReturnType<typeof advertised>;
+  challenge: ReturnType<typeof requireScopes>;
+}
+
+// Rendered once per process; each connection or request only binds them to its caller.
+const prepared: Prepared[] = TOOLS.map((tool) => ({
+  tool,
+  input: advertised(tool.input, 'input'),
+  output: advertised(tool.output, 'output'),
+  challenge: requireScopes(tool.scope),
+}));
+
+/** Runs one tool call for one caller: scope check, domain call, wire result, activity row. */
+export async function callTool(services: Services, actor: Actor, tool: AnyTool, args: Record<string, unknown>) {
+  const started = performance.now();
+  let outcome: 'ok' | 'error' = 'ok';
+  let errorCode: string | undefined;
+  let resultIds: unknown;
+  try {
+    if (!actor.scopes.has(tool.scope)) {
+      outcome = 'error';
+      errorCode = 'insufficient_scope';
+      return scopeFailure(tool.name, tool.scope);
+    }
+    const result = await tool.run({ actor, services }, args);
+    resultIds = result.structured;
+    return {
+      content: [{ type: 'text' as const, text: result.text }],
+      structuredContent: result.structured as Record<string, unknown>,
+    };
+  } catch (error) {
+    outcome = 'error';
+    if (error instanceof DomainError) {
+      errorCode = error.code;
+      resultIds = error.data;
+      return failure(error);
+    }
+    const reference = newId('err');
+    errorCode = 'internal';
+    console.error(`[${reference}] ${tool.name} failed`, error);
+    return unexpectedFailure(reference);
+  } finally {
+    await services.activity
+      .record(actor, {
+        tool: tool.name,
+        targets: targetIds(args, resultIds),
+        outcome,
+        errorCode,
+        durationMs: performance.now() - started,
+      })
+      .catch((error: unknown) => console.error('could not record activity', error));
+  }
+}
+
+/** An MCP server bound to one caller, serving every implemented tool. */
+export function buildMcpServer(services: Services, actor: Actor): McpServer {
+  const server = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS });
+  for (const { tool, input, output, challenge } of prepared) {
+    server.registerTool(
+      tool.name,
+      {
+        title: tool.title,
+        description: tool.description,
+        inputSchema: input,
+        outputSchema: output,
+        annotations: { title: tool.title, ...tool.annotations },
+        scopeChallenge: challenge,
+      },
+      (args: unknown) => callTool(services, actor, tool, (args ?? {}) as Record<string, unknown>),
+    );
+  }
+  return server;
+}

@@ -1,0 +1,83 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Migrator, type Migration } from 'kysely/migration';
+import pg from 'pg';
+import { openSqlite } from './sqlite-adapter.ts';
+import type { Database } from './schema.ts';
+import * as m001 from './migrations/001_foundation.ts';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface Storage {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  close(): Promise<void>;
+}
+
+export interface StorageOptions {
+  /** `postgres://…` selects Postgres; otherwise `sqlitePath` is used. */
+  databaseUrl?: string | undefined;
+  sqlitePath?: string | undefined;
+  /** Postgres only: the schema to work in (created if missing). Tests use one per suite. */
+  pgSchema?: string | undefined;
+  poolSize?: number | undefined;
+}
+
+// int8 and numeric come back from pg as strings; every such column here holds milliseconds or counts.
+pg.types.setTypeParser(20, (v) => Number(v));
+pg.types.setTypeParser(1700, (v) => Number(v));
+
+const migrations: Record<string, Migration> = {
+  '001_foundation': m001,
+};
+
+export async function openStorage(options: StorageOptions): Promise<Storage> {
+  if (options.databaseUrl && /^postgres(ql)?:\/\//.test(options.databaseUrl)) {
+    const schema = options.pgSchema;
+    if (schema && !/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`invalid Postgres schema name: ${schema}`);
+    if (schema) {
+      const admin = new pg.Client({ connectionString: options.databaseUrl });
+      await admin.connect();
+      try {
+        await admin.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+      } finally {
+        await admin.end();
+      }
+    }
+    const pool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: options.poolSize ?? 10,
+      ...(schema ? { options: `-c search_path=${schema}` } : {}),
+    });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return { db, dialect: 'postgres', close: () => db.destroy() };
+  }
+  const path = options.sqlitePath ?? ':memory:';
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: openSqlite(path) }) });
+  return { db, dialect: 'sqlite', close: () => db.destroy() };
+}
+
+/** Applies every pending numbered migration; safe to run from several processes at once. */
+export async function migrate(storage: Storage): Promise<string[]> {
+  const migrator = new Migrator({
+    db: storage.db as Kysely<unknown>,
+    provider: { getMigrations: async () => migrations },
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+export async function dropPgSchema(databaseUrl: string, schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
+
+export { sql };

@@ -1,0 +1,198 @@
+/** Times are milliseconds since the epoch; flags are 0/1 integers; JSON is stored as text. */
+export interface WorkspaceTable {
+  id: string;
+  name: string;
+  created_at: number;
+}
+
+export interface PersonTable {
+  id: string;
+  workspace_id: string;
+  email: string;
+  name: string;
+  handle: string;
+  admin: number;
+  created_at: number;
+}
+
+export interface AgentTable {
+  workspace_id: string;
+  handle: string;
+}
+
+export interface PodTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  created_at: number;
+}
+
+export interface PodMemberTable {
+  pod_id: string;
+  person_id: string;
+}
+
+export interface ConversationTable {
+  id: string;
+  workspace_id: string;
+  title: string;
+  /** `room` (people talk here), `artifact` (an artifact's own chat), `session` (an automation's). */
+  kind: string;
+  archived: number;
+  created_at: number;
+}
+
+export interface ConversationParticipantTable {
+  conversation_id: string;
+  person_id: string;
+}
+
+export interface MessageTable {
+  id: string;
+  conversation_id: string;
+  author_id: string | null;
+  /** `text` or `card`. */
+  kind: string;
+  body: string;
+  card_json: string | null;
+  created_at: number;
+}
+
+export interface ArtifactTable {
+  id: string;
+  workspace_id: string;
+  type: string;
+  title: string;
+  owner_id: string;
+  scope: string;
+  pod_id: string | null;
+  conversation_id: string | null;
+  chat_id: string | null;
+  status: string;
+  version: number;
+  /** HTML source of a page, markdown of a document, null when nothing is stored yet. */
+  content: string | null;
+  /** Columns and rows of a table, as JSON. */
+  table_json: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ArtifactRoleTable {
+  artifact_id: string;
+  person_id: string;
+  role: string;
+}
+
+export interface CheckpointTable {
+  id: string;
+  artifact_id: string;
+  doc_version: number;
+  reason: string;
+  label: string | null;
+  pinned: number;
+  author_id: string | null;
+  instruction: string | null;
+  content: string | null;
+  kept_json: string | null;
+  created_at: number;
+}
+
+export interface ThreadTable {
+  id: string;
+  artifact_id: string;
+  author_id: string;
+  body: string;
+  anchor_excerpt: string | null;
+  anchor_start: number | null;
+  status: string;
+  resolved_by: string | null;
+  resolved_at: number | null;
+  created_at: number;
+}
+
+export interface CommentTable {
+  id: string;
+  thread_id: string;
+  author_id: string;
+  body: string;
+  deleted: number;
+  created_at: number;
+}
+
+export interface AgentRequestTable {
+  id: string;
+  thread_id: string;
+  comment_id: string | null;
+  agent: string;
+  requested_by: string;
+  status: string;
+  created_at: number;
+}
+
+export interface NotificationTable {
+  id: string;
+  workspace_id: string;
+  person_id: string;
+  kind: string;
+  actor_id: string | null;
+  artifact_id: string | null;
+  thread_id: string | null;
+  body: string;
+  read: number;
+  created_at: number;
+}
+
+export interface ActivityTable {
+  id: string;
+  workspace_id: string;
+  person_id: string;
+  tool: string;
+  targets_json: string;
+  outcome: string;
+  error_code: string | null;
+  duration_ms: number;
+  created_at: number;
+}
+
+export interface TokenTable {
+  id: string;
+  workspace_id: string;
+  person_id: string;
+  hash: string;
+  scopes: string;
+  expires_at: number | null;
+  created_at: number;
+}
+
+export interface ConnectorTable {
+  id: string;
+  workspace_id: string;
+  provider: string;
+  connected: number;
+  personal: number;
+  owner_id: string | null;
+  secret: string | null;
+  created_at: number;
+}
+
+export interface Database {
+  workspaces: WorkspaceTable;
+  people: PersonTable;
+  agents: AgentTable;
+  pods: PodTable;
+  pod_members: PodMemberTable;
+  conversations: ConversationTable;
+  conversation_participants: ConversationParticipantTable;
+  messages: MessageTable;
+  artifacts: ArtifactTable;
+  artifact_roles: ArtifactRoleTable;
+  checkpoints: CheckpointTable;
+  threads: ThreadTable;
+  comments: CommentTable;
+  agent_requests: AgentRequestTable;
+  notifications: NotificationTable;
+  activity: ActivityTable;
+  tokens: TokenTable;
+  connectors: ConnectorTable;
+}

@@ -1,0 +1,66 @@
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import type { SqliteDatabase, SqliteStatement } from 'kysely';
+
+type SqlValue = null | number | bigint | string | Uint8Array;
+
+/** Booleans and plain objects are not SQLite values; store them the way the schema declares them. */
+function toSqlite(value: unknown): SqlValue {
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (value instanceof Date) return value.getTime();
+  return value as SqlValue;
+}
+
+class Statement implements SqliteStatement {
+  readonly reader: boolean;
+  readonly #stmt: StatementSync;
+
+  constructor(stmt: StatementSync) {
+    this.#stmt = stmt;
+    this.reader = stmt.columns().length > 0;
+  }
+
+  all(parameters: ReadonlyArray<unknown>): unknown[] {
+    return this.#stmt.all(...parameters.map(toSqlite));
+  }
+
+  run(parameters: ReadonlyArray<unknown>) {
+    const { changes, lastInsertRowid } = this.#stmt.run(...parameters.map(toSqlite));
+    return { changes, lastInsertRowid };
+  }
+
+  iterate(parameters: ReadonlyArray<unknown>): IterableIterator<unknown> {
+    return this.#stmt.iterate(...parameters.map(toSqlite));
+  }
+}
+
+/**
+ * Gives Kysely's SQLite dialect the statement shape it expects, on top of Node's built-in
+ * `node:sqlite`, so the embedded default needs no native build step.
+ */
+export function openSqlite(path: string): SqliteDatabase & { exec(sql: string): void } {
+  const db = new DatabaseSync(path);
+  db.exec('PRAGMA journal_mode = WAL');
+  db.exec('PRAGMA synchronous = NORMAL');
+  db.exec('PRAGMA foreign_keys = ON');
+  db.exec('PRAGMA busy_timeout = 5000');
+  const cache = new Map<string, Statement>();
+  return {
+    prepare(sql: string) {
+      let stmt = cache.get(sql);
+      if (!stmt) {
+        stmt = new Statement(db.prepare(sql));
+        if (cache.size > 500) cache.clear();
+        cache.set(sql, stmt);
+      }
+      return stmt;
+    },
+    exec(sql: string) {
+      db.exec(sql);
+    },
+    close() {
+      cache.clear();
+      db.close();
+    },
+  };
+}
