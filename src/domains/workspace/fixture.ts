@@ -63,7 +63,7 @@ const workspace = z.strictObject({
 });
 
 export const fixtureSchema = z.strictObject({ workspaces: z.array(workspace).min(1) });
-export type Fixture = z.infer<typeof fixtureSchema>;
+export type Fixture = z.input<typeof fixtureSchema>;
 export type FixtureWorkspace = z.infer<typeof workspace>;
 
 /** One line per problem, naming where in the file it is, e.g. `workspaces.0.users.1: unknown field "nmae"`. */
