@@ -4,7 +4,9 @@ import { spawnSync } from 'node:child_process';
 
 const [major, minor] = process.versions.node.split('.').map(Number);
 if (major < 22 || (major === 22 && minor < 13)) {
-  console.error(`tandem: Node.js ${process.versions.node} is too old; Tandem needs 22.13 or newer (24 recommended).`);
+  console.error(
+    `tandem: Node.js ${process.versions.node} is too old; Tandem needs 22.13 or newer (24 recommended).`,
+  );
   process.exit(1);
 }
 if (!process.features.typescript) {

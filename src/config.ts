@@ -21,9 +21,15 @@ const envSchema = z.object({
   TANDEM_DATA: z.string().min(1).default('./data'),
   DATABASE_URL: z
     .string()
-    .regex(/^(postgres(ql)?:\/\/|file:|sqlite:)/, 'must start with postgres://, or be unset for the embedded SQLite')
+    .regex(
+      /^(postgres(ql)?:\/\/|file:|sqlite:)/,
+      'must start with postgres://, or be unset for the embedded SQLite',
+    )
     .optional(),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').optional(),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
+    .optional(),
   PORT: port.default(8787),
   HOST: z.string().min(1).default('127.0.0.1'),
   PUBLIC_URL: url('an absolute URL such as https://tandem.example.com').optional(),

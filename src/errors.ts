@@ -24,7 +24,11 @@ export class DomainError extends Error {
   /** False for sentences the spec gives without the `Tool failed:` prefix. */
   readonly prefixed: boolean;
 
-  constructor(code: ErrorCode, message: string, options: { data?: Record<string, unknown>; prefixed?: boolean } = {}) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { data?: Record<string, unknown>; prefixed?: boolean } = {},
+  ) {
     super(message);
     this.name = 'DomainError';
     this.code = code;

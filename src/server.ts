@@ -25,7 +25,11 @@ export async function ensureDemo(services: Services): Promise<boolean> {
   return true;
 }
 
-function listen(fetch: (req: Request) => Response | Promise<Response>, port: number, host: string): Promise<ServerType> {
+function listen(
+  fetch: (req: Request) => Response | Promise<Response>,
+  port: number,
+  host: string,
+): Promise<ServerType> {
   return new Promise((resolve, reject) => {
     const server = serve({ fetch, port, hostname: host }, () => resolve(server));
     server.once('error', reject);
@@ -38,10 +42,12 @@ export async function startServer(config: Config, services: Services): Promise<R
   const { app, close: closeApp } = createApp(services, config, signer);
   const pages = pagesOriginApp(services, config, signer);
   const appServer = await listen(app.fetch, config.port, config.host);
-  const pagesServer = await listen(pages.fetch, config.pagesPort, config.host).catch(async (error: unknown) => {
-    appServer.close();
-    throw error;
-  });
+  const pagesServer = await listen(pages.fetch, config.pagesPort, config.host).catch(
+    async (error: unknown) => {
+      appServer.close();
+      throw error;
+    },
+  );
   return {
     services,
     url: config.publicUrl,

@@ -26,7 +26,11 @@ Scopes: ${SCOPES.join(', ')}`;
 /** A mistake in how Tandem was called: one line, exit code 2. */
 class UsageError extends Error {}
 
-function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: T, positionals = 0) {
+function parse<T extends NonNullable<ParseArgsConfig['options']>>(
+  args: string[],
+  options: T,
+  positionals = 0,
+) {
   try {
     const parsed = parseArgs({ args, options, allowPositionals: positionals > 0, strict: true });
     if (parsed.positionals.length > positionals) {
@@ -42,7 +46,8 @@ function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: string[]
 function portOption(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const port = Number(value);
-  if (!Number.isInteger(port) || port < 1 || port > 65534) throw new UsageError(`--port ${value} is not a port from 1 to 65534`);
+  if (!Number.isInteger(port) || port < 1 || port > 65534)
+    throw new UsageError(`--port ${value} is not a port from 1 to 65534`);
   return port;
 }
 
@@ -63,7 +68,9 @@ async function serveCommand(args: string[]) {
   if (seeded) {
     console.log(`Created the demo workspace. Try it over stdio:`);
     console.log(`  npx tandem mcp --user ${DEMO_USER}`);
-    console.log(`or make a token for HTTP: npx tandem token create --user ${DEMO_USER} --scopes documents:read,documents:write`);
+    console.log(
+      `or make a token for HTTP: npx tandem token create --user ${DEMO_USER} --scopes documents:read,documents:write`,
+    );
   }
   const stop = async () => {
     await server.close();
@@ -74,7 +81,10 @@ async function serveCommand(args: string[]) {
   process.once('SIGTERM', () => void stop());
 }
 
-async function withServices<T>(config: Config, fn: (services: Awaited<ReturnType<typeof openConfiguredServices>>) => Promise<T>) {
+async function withServices<T>(
+  config: Config,
+  fn: (services: Awaited<ReturnType<typeof openConfiguredServices>>) => Promise<T>,
+) {
   const services = await openConfiguredServices(config);
   try {
     return await fn(services);
@@ -128,7 +138,8 @@ async function importCommand(args: string[]) {
 
 async function tokenCommand(args: string[]) {
   const [sub, ...rest] = args;
-  if (sub !== 'create') throw new UsageError(`unknown token command "${sub ?? ''}"; use: tandem token create`);
+  if (sub !== 'create')
+    throw new UsageError(`unknown token command "${sub ?? ''}"; use: tandem token create`);
   const { values } = parse(rest, {
     user: { type: 'string' },
     workspace: { type: 'string' },
@@ -182,5 +193,11 @@ export async function main(argv: string[]): Promise<void> {
 
 function isConnectionError(error: unknown): boolean {
   const code = (error as { code?: string } | null)?.code;
-  return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EADDRINUSE' || code === '28P01' || code === '3D000';
+  return (
+    code === 'ECONNREFUSED' ||
+    code === 'ENOTFOUND' ||
+    code === 'EADDRINUSE' ||
+    code === '28P01' ||
+    code === '3D000'
+  );
 }

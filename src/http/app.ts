@@ -26,20 +26,27 @@ export function createApp(services: Services, config: Config, signer: PageLinkSi
     const actor = await requestActor(services, c);
     if (!actor) {
       c.header('WWW-Authenticate', `Bearer resource_metadata="${mcp.resourceMetadataUrl}"`);
-      return c.json({ error: 'unauthenticated', message: 'Send Authorization: Bearer <token> (tandem token create).' }, 401);
+      return c.json(
+        { error: 'unauthenticated', message: 'Send Authorization: Bearer <token> (tandem token create).' },
+        401,
+      );
     }
     c.set('actor', actor);
     await next();
   });
   app.get('/api/notifications', async (c) => {
     const actor = c.get('actor');
-    return c.json({ notifications: await services.notifications.list(actor, Number(c.req.query('limit') ?? 100)) });
+    return c.json({
+      notifications: await services.notifications.list(actor, Number(c.req.query('limit') ?? 100)),
+    });
   });
   app.get('/api/activity', async (c) => {
     const actor = c.get('actor');
     return c.json({ activity: await services.activity.list(actor, Number(c.req.query('limit') ?? 100)) });
   });
-  app.all('/api/*', (c) => c.json({ error: 'not_found', message: `No API route ${c.req.method} ${c.req.path}` }, 404));
+  app.all('/api/*', (c) =>
+    c.json({ error: 'not_found', message: `No API route ${c.req.method} ${c.req.path}` }, 404),
+  );
 
   app.route('/', viewerRoutes(services, config, signer));
 
@@ -58,7 +65,11 @@ export function createApp(services: Services, config: Config, signer: PageLinkSi
     const token = typeof form.token === 'string' ? form.token.trim() : '';
     const next = safeNext(typeof form.next === 'string' ? form.next : undefined);
     const verified = token ? await services.tokens.verify(token) : null;
-    if (!verified) return c.html(htmlPage('Sign in', '<p>That token is unknown or has expired. <a href="/login">Try again</a>.</p>'), 401);
+    if (!verified)
+      return c.html(
+        htmlPage('Sign in', '<p>That token is unknown or has expired. <a href="/login">Try again</a>.</p>'),
+        401,
+      );
     setCookie(c, SESSION_COOKIE, token, {
       httpOnly: true,
       sameSite: 'Lax',

@@ -22,7 +22,8 @@ export function mcpHttp(services: Services, resourceUrl: URL, allowedHosts: stri
     verifier: {
       async verifyAccessToken(token: string): Promise<AuthInfo> {
         const verified = await services.tokens.verify(token);
-        if (!verified) throw new OAuthError(OAuthErrorCode.InvalidToken, 'The token is unknown or has expired');
+        if (!verified)
+          throw new OAuthError(OAuthErrorCode.InvalidToken, 'The token is unknown or has expired');
         return {
           token,
           clientId: verified.tokenId,

@@ -5,7 +5,10 @@ let purifier: Promise<DOMPurify> | undefined;
 /** DOMPurify on a jsdom window, built once on first use (jsdom is slow to load). */
 function getPurifier(): Promise<DOMPurify> {
   purifier ??= (async () => {
-    const [{ JSDOM }, { default: createDOMPurify }] = await Promise.all([import('jsdom'), import('dompurify')]);
+    const [{ JSDOM }, { default: createDOMPurify }] = await Promise.all([
+      import('jsdom'),
+      import('dompurify'),
+    ]);
     const { window } = new JSDOM('<!doctype html>');
     return createDOMPurify(window as unknown as Parameters<typeof createDOMPurify>[0]);
   })();

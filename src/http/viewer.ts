@@ -64,7 +64,8 @@ export function pagesOriginApp(services: Services, config: Config, signer: PageL
     const version = Number(c.req.query('v'));
     const exp = Number(c.req.query('exp'));
     const sig = c.req.query('sig') ?? '';
-    if (!signer.verify(id, version, exp, sig)) return c.text('This link has expired; reload the page in Tandem.', 403);
+    if (!signer.verify(id, version, exp, sig))
+      return c.text('This link has expired; reload the page in Tandem.', 403);
     const source = await services.pages.sourceAt(id, version);
     if (!source) return c.text('Not found', 404);
     c.header('Content-Security-Policy', pageCsp(appOrigin));

@@ -20,7 +20,10 @@ export function failure(error: DomainError): FailureResult {
 export function unexpectedFailure(reference: string): FailureResult {
   return {
     content: [
-      { type: 'text', text: `Tool failed: an unexpected server error stopped this call (reference ${reference}); try again.` },
+      {
+        type: 'text',
+        text: `Tool failed: an unexpected server error stopped this call (reference ${reference}); try again.`,
+      },
     ],
     isError: true,
   };
@@ -28,7 +31,10 @@ export function unexpectedFailure(reference: string): FailureResult {
 
 export function scopeFailure(tool: string, scope: string): FailureResult {
   return failure(
-    new DomainError('insufficient_scope', `${tool} needs the ${scope} scope, which this connection was not granted`),
+    new DomainError(
+      'insufficient_scope',
+      `${tool} needs the ${scope} scope, which this connection was not granted`,
+    ),
   );
 }
 

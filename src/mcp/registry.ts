@@ -33,7 +33,12 @@ const prepared: Prepared[] = TOOLS.map((tool) => ({
 }));
 
 /** Runs one tool call for one caller: scope check, domain call, wire result, activity row. */
-export async function callTool(services: Services, actor: Actor, tool: AnyTool, args: Record<string, unknown>) {
+export async function callTool(
+  services: Services,
+  actor: Actor,
+  tool: AnyTool,
+  args: Record<string, unknown>,
+) {
   const started = performance.now();
   let outcome: 'ok' | 'error' = 'ok';
   let errorCode: string | undefined;

@@ -33,7 +33,9 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
 
 export type AnyTool = ToolDefinition<z.ZodObject, z.ZodObject>;
 
-export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(tool: ToolDefinition<I, O>): AnyTool {
+export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(
+  tool: ToolDefinition<I, O>,
+): AnyTool {
   return tool as unknown as AnyTool;
 }
 
@@ -67,7 +69,10 @@ export function specChecked(json: Record<string, unknown>, options: { required?:
     .meta({ ...json, ...(options.required ? { [REQUIRED_MARK]: true } : {}) });
 }
 
-type JsonObject = Record<string, unknown> & { properties?: Record<string, Record<string, unknown>>; required?: string[] };
+type JsonObject = Record<string, unknown> & {
+  properties?: Record<string, Record<string, unknown>>;
+  required?: string[];
+};
 
 function render(schema: z.ZodType, io: 'input' | 'output'): JsonObject {
   const json = z.toJSONSchema(schema, { io, target: 'draft-2020-12' }) as JsonObject;

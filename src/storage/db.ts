@@ -35,7 +35,8 @@ const migrations: Record<string, Migration> = {
 export async function openStorage(options: StorageOptions): Promise<Storage> {
   if (options.databaseUrl && /^postgres(ql)?:\/\//.test(options.databaseUrl)) {
     const schema = options.pgSchema;
-    if (schema && !/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`invalid Postgres schema name: ${schema}`);
+    if (schema && !/^[a-z_][a-z0-9_]*$/.test(schema))
+      throw new Error(`invalid Postgres schema name: ${schema}`);
     if (schema) {
       const admin = new pg.Client({ connectionString: options.databaseUrl });
       await admin.connect();

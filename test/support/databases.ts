@@ -22,6 +22,7 @@ function checkPostgres(): Promise<void> {
     } catch (error) {
       throw new Error(
         `Postgres is not reachable at ${PG_URL} (${(error as Error).message}). Start it, set TEST_DATABASE_URL, or run with TANDEM_TEST_POSTGRES=skip.`,
+        { cause: error },
       );
     }
   })();
@@ -52,4 +53,5 @@ const postgres: TestDatabase = {
 };
 
 /** Every database a storage-backed test runs on. */
-export const DATABASES: TestDatabase[] = process.env.TANDEM_TEST_POSTGRES === 'skip' ? [sqlite] : [sqlite, postgres];
+export const DATABASES: TestDatabase[] =
+  process.env.TANDEM_TEST_POSTGRES === 'skip' ? [sqlite] : [sqlite, postgres];

@@ -25,7 +25,10 @@ export function assertFitsOutputSchema(name: string, structured: unknown): void 
   const tool = TOOLS.find((t) => t.name === name);
   assert.ok(tool, `no tool named ${name}`);
   const parsed = tool.output.safeParse(structured);
-  assert.ok(parsed.success, `${name} returned structuredContent outside its output schema: ${parsed.error?.message}`);
+  assert.ok(
+    parsed.success,
+    `${name} returned structuredContent outside its output schema: ${parsed.error?.message}`,
+  );
 }
 
 /** A real MCP client connected in memory to a server acting as `actor`. */

@@ -18,7 +18,8 @@ export function targetIds(...sources: unknown[]): string[] {
   for (const source of sources) {
     if (!source || typeof source !== 'object') continue;
     for (const [key, value] of Object.entries(source)) {
-      if (ID_FIELD.test(key) && typeof value === 'string' && value.length > 0 && value.length <= 100) ids.add(value);
+      if (ID_FIELD.test(key) && typeof value === 'string' && value.length > 0 && value.length <= 100)
+        ids.add(value);
     }
   }
   return [...ids];

@@ -49,10 +49,18 @@ export function tokensService(deps: Deps) {
   /** The actor a bearer token stands for, or null when it is unknown or expired. */
   async function verify(token: string): Promise<VerifiedToken | null> {
     if (!token.startsWith('tdm_')) return null;
-    const row = await db.selectFrom('tokens').selectAll().where('hash', '=', hashToken(token)).executeTakeFirst();
+    const row = await db
+      .selectFrom('tokens')
+      .selectAll()
+      .where('hash', '=', hashToken(token))
+      .executeTakeFirst();
     if (!row || (row.expires_at !== null && row.expires_at <= Date.now())) return null;
     return {
-      actor: { personId: row.person_id, workspaceId: row.workspace_id, scopes: new Set(parseScopes(row.scopes)) },
+      actor: {
+        personId: row.person_id,
+        workspaceId: row.workspace_id,
+        scopes: new Set(parseScopes(row.scopes)),
+      },
       expiresAt: row.expires_at,
       tokenId: row.id,
     };

@@ -32,7 +32,8 @@ export interface Thread {
 }
 
 function requireBody(body: unknown): string {
-  if (typeof body !== 'string' || body.trim() === '') throw invalid('body_markdown must be a non-empty string');
+  if (typeof body !== 'string' || body.trim() === '')
+    throw invalid('body_markdown must be a non-empty string');
   if (body.length > MAX_BODY) throw invalid(`body_markdown must be at most ${MAX_BODY} characters`);
   return body;
 }
@@ -50,7 +51,11 @@ export function commentsService(deps: Deps) {
 
   async function labels(ids: string[]): Promise<Map<string, string>> {
     if (ids.length === 0) return new Map();
-    const rows = await db.selectFrom('people').select(['id', 'name']).where('id', 'in', [...new Set(ids)]).execute();
+    const rows = await db
+      .selectFrom('people')
+      .select(['id', 'name'])
+      .where('id', 'in', [...new Set(ids)])
+      .execute();
     return new Map(rows.map((r) => [r.id, r.name]));
   }
 
@@ -70,7 +75,11 @@ export function commentsService(deps: Deps) {
           .execute()
       : [];
     const requests = ids.length
-      ? await db.selectFrom('agent_requests').select(['thread_id', 'agent']).where('thread_id', 'in', ids).execute()
+      ? await db
+          .selectFrom('agent_requests')
+          .select(['thread_id', 'agent'])
+          .where('thread_id', 'in', ids)
+          .execute()
       : [];
     const names = await labels([...threads.map((t) => t.author_id), ...replies.map((r) => r.author_id)]);
     const byThread = new Map<string, typeof replies>();
@@ -107,11 +116,16 @@ export function commentsService(deps: Deps) {
     if (input.thread_id !== undefined && input.thread_id !== null && typeof input.thread_id !== 'string') {
       throw invalid('thread_id must be a string');
     }
-    if (input.anchor_excerpt !== undefined && input.anchor_excerpt !== null && typeof input.anchor_excerpt !== 'string') {
+    if (
+      input.anchor_excerpt !== undefined &&
+      input.anchor_excerpt !== null &&
+      typeof input.anchor_excerpt !== 'string'
+    ) {
       throw invalid('anchor_excerpt must be a string');
     }
     const threadId = typeof input.thread_id === 'string' && input.thread_id !== '' ? input.thread_id : null;
-    const excerpt = typeof input.anchor_excerpt === 'string' && input.anchor_excerpt !== '' ? input.anchor_excerpt : null;
+    const excerpt =
+      typeof input.anchor_excerpt === 'string' && input.anchor_excerpt !== '' ? input.anchor_excerpt : null;
 
     const outcome = await db.transaction().execute(async (trx) => {
       const access = await artifactFor(trx, actor, input.document_id);
@@ -129,10 +143,23 @@ export function commentsService(deps: Deps) {
         const commentId = newId('cmt');
         await trx
           .insertInto('comments')
-          .values({ id: commentId, thread_id: threadId, author_id: actor.personId, body, deleted: 0, created_at: now })
+          .values({
+            id: commentId,
+            thread_id: threadId,
+            author_id: actor.personId,
+            body,
+            deleted: 0,
+            created_at: now,
+          })
           .execute();
         const mentions = await recordMentions(trx, actor, access.artifact, threadId, commentId, body);
-        return { artifact: access.artifact, reply: true as const, thread_id: threadId, comment_id: commentId, mentions };
+        return {
+          artifact: access.artifact,
+          reply: true as const,
+          thread_id: threadId,
+          comment_id: commentId,
+          mentions,
+        };
       }
       const offset = excerpt === null ? null : uniqueOffset(artifactText(access.artifact), excerpt);
       const id = newId('thr');
@@ -152,7 +179,13 @@ export function commentsService(deps: Deps) {
         })
         .execute();
       const mentions = await recordMentions(trx, actor, access.artifact, id, null, body);
-      return { artifact: access.artifact, reply: false as const, thread_id: id, anchored: offset !== null, mentions };
+      return {
+        artifact: access.artifact,
+        reply: false as const,
+        thread_id: id,
+        anchored: offset !== null,
+        mentions,
+      };
     });
 
     const event = { workspaceId: actor.workspaceId, actorId: actor.personId };
@@ -212,7 +245,11 @@ export function commentsService(deps: Deps) {
       agents: agents.map((a) => a.handle),
     });
     const now = Date.now();
-    const author = await trx.selectFrom('people').select('name').where('id', '=', actor.personId).executeTakeFirst();
+    const author = await trx
+      .selectFrom('people')
+      .select('name')
+      .where('id', '=', actor.personId)
+      .executeTakeFirst();
     let notified = 0;
     for (const personId of resolved.personIds) {
       if (personId === actor.personId || !(await effectiveRole(trx, personId, artifact))) continue;
@@ -250,7 +287,10 @@ export function commentsService(deps: Deps) {
     return { notified, agents: resolved.agents };
   }
 
-  async function resolve(actor: Actor, input: { document_id?: unknown; thread_id?: unknown; resolved?: unknown }) {
+  async function resolve(
+    actor: Actor,
+    input: { document_id?: unknown; thread_id?: unknown; resolved?: unknown },
+  ) {
     if (typeof input.resolved !== 'boolean') throw invalid('resolved must be a boolean');
     const resolved = input.resolved;
     return db.transaction().execute(async (trx) => {
@@ -263,7 +303,10 @@ export function commentsService(deps: Deps) {
         .where('id', '=', threadId)
         .executeTakeFirst();
       if (!thread || thread.artifact_id !== access.artifact.id) {
-        throw new DomainError('thread_not_found', `Thread ${threadId || '(none given)'} is not a thread on this artifact`);
+        throw new DomainError(
+          'thread_not_found',
+          `Thread ${threadId || '(none given)'} is not a thread on this artifact`,
+        );
       }
       const status: 'resolved' | 'open' = resolved ? 'resolved' : 'open';
       if (thread.status !== status) {
@@ -277,7 +320,12 @@ export function commentsService(deps: Deps) {
           .where('id', '=', thread.id)
           .execute();
       }
-      return { document_id: access.artifact.id, thread_id: thread.id, status, changed: thread.status !== status };
+      return {
+        document_id: access.artifact.id,
+        thread_id: thread.id,
+        status,
+        changed: thread.status !== status,
+      };
     });
   }
 

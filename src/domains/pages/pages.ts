@@ -75,7 +75,8 @@ export function pagesService(deps: Deps) {
         content: html,
         version: 1,
       });
-      if (created.conversation_id) await postArtifactCard(trx, actor, created, await personName(trx, actor.personId));
+      if (created.conversation_id)
+        await postArtifactCard(trx, actor, created, await personName(trx, actor.personId));
       return created;
     });
     deps.emit({
@@ -90,7 +91,8 @@ export function pagesService(deps: Deps) {
   async function read(actor: Actor, pageId: unknown) {
     const { artifact, role } = await artifactFor(db, actor, pageId);
     requirePage(artifact, false);
-    if (artifact.content === null) throw new DomainError('no_content', 'That page has no content yet.', { prefixed: false });
+    if (artifact.content === null)
+      throw new DomainError('no_content', 'That page has no content yet.', { prefixed: false });
     return {
       page_id: artifact.id,
       title: artifact.title,
@@ -102,7 +104,10 @@ export function pagesService(deps: Deps) {
     };
   }
 
-  async function write(actor: Actor, input: { page_id?: unknown; html?: unknown; expected_version?: unknown }) {
+  async function write(
+    actor: Actor,
+    input: { page_id?: unknown; html?: unknown; expected_version?: unknown },
+  ) {
     const expected = input.expected_version;
     if (typeof expected !== 'number' || !Number.isSafeInteger(expected) || expected < 0) {
       throw invalid('expected_version must be a non-negative integer');
@@ -113,42 +118,48 @@ export function pagesService(deps: Deps) {
     requireRole(before, 'editor');
     const html = requireHtml(input.html);
 
-    const outcome = await db.transaction().execute(async (trx): Promise<{ conflict: number } | { version: number }> => {
-      const access: ArtifactAccess = await artifactFor(trx, actor, before.artifact.id);
-      requireRole(access, 'editor');
-      const current = access.artifact;
-      if (current.version !== expected) return { conflict: current.version };
-      const next = expected + 1;
-      const updated = await trx
-        .updateTable('artifacts')
-        .set({ content: html, version: next, updated_at: Date.now() })
-        .where('id', '=', current.id)
-        .where('version', '=', expected)
-        .executeTakeFirst();
-      if (Number(updated.numUpdatedRows) !== 1) {
-        const now = await trx.selectFrom('artifacts').select('version').where('id', '=', current.id).executeTakeFirstOrThrow();
-        return { conflict: now.version };
-      }
-      if (current.content !== null) {
-        await trx
-          .insertInto('checkpoints')
-          .values({
-            id: newId('ver'),
-            artifact_id: current.id,
-            doc_version: current.version,
-            reason: 'agent_edit',
-            label: null,
-            pinned: 0,
-            author_id: actor.personId,
-            instruction: 'write_page',
-            content: current.content,
-            kept_json: null,
-            created_at: Date.now(),
-          })
-          .execute();
-      }
-      return { version: next };
-    });
+    const outcome = await db
+      .transaction()
+      .execute(async (trx): Promise<{ conflict: number } | { version: number }> => {
+        const access: ArtifactAccess = await artifactFor(trx, actor, before.artifact.id);
+        requireRole(access, 'editor');
+        const current = access.artifact;
+        if (current.version !== expected) return { conflict: current.version };
+        const next = expected + 1;
+        const updated = await trx
+          .updateTable('artifacts')
+          .set({ content: html, version: next, updated_at: Date.now() })
+          .where('id', '=', current.id)
+          .where('version', '=', expected)
+          .executeTakeFirst();
+        if (Number(updated.numUpdatedRows) !== 1) {
+          const now = await trx
+            .selectFrom('artifacts')
+            .select('version')
+            .where('id', '=', current.id)
+            .executeTakeFirstOrThrow();
+          return { conflict: now.version };
+        }
+        if (current.content !== null) {
+          await trx
+            .insertInto('checkpoints')
+            .values({
+              id: newId('ver'),
+              artifact_id: current.id,
+              doc_version: current.version,
+              reason: 'agent_edit',
+              label: null,
+              pinned: 0,
+              author_id: actor.personId,
+              instruction: 'write_page',
+              content: current.content,
+              kept_json: null,
+              created_at: Date.now(),
+            })
+            .execute();
+        }
+        return { version: next };
+      });
 
     if ('conflict' in outcome) throw await versionConflict(before.artifact.id, expected, outcome.conflict);
     deps.emit({
@@ -204,7 +215,8 @@ export function pagesService(deps: Deps) {
       .where('id', '=', pageId)
       .executeTakeFirst();
     if (!artifact || artifact.type !== 'html_app') return null;
-    if (artifact.version === version) return artifact.content === null ? null : { title: artifact.title, html: artifact.content };
+    if (artifact.version === version)
+      return artifact.content === null ? null : { title: artifact.title, html: artifact.content };
     const checkpoint = await db
       .selectFrom('checkpoints')
       .select('content')

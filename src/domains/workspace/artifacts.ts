@@ -32,9 +32,13 @@ export async function resolvePlacement(trx: Db, actor: Actor, input: PlacementIn
     }
     const conversation = await conversationFor(trx, actor, input.conversation_id);
     if (conversation.archived) {
-      throw new DomainError('conversation_archived', 'That conversation is archived or gone, so nothing was created.', {
-        prefixed: false,
-      });
+      throw new DomainError(
+        'conversation_archived',
+        'That conversation is archived or gone, so nothing was created.',
+        {
+          prefixed: false,
+        },
+      );
     }
     return { scope: 'user', podId: null, conversationId: conversation.id };
   }
@@ -69,7 +73,14 @@ export async function insertArtifact(trx: Db, workspaceId: string, input: NewArt
     chatId = newId('cnv');
     await trx
       .insertInto('conversations')
-      .values({ id: chatId, workspace_id: workspaceId, title: input.title, kind: 'artifact', archived: 0, created_at: now })
+      .values({
+        id: chatId,
+        workspace_id: workspaceId,
+        title: input.title,
+        kind: 'artifact',
+        archived: 0,
+        created_at: now,
+      })
       .execute();
   }
   const artifact: Artifact = {
@@ -96,7 +107,12 @@ export async function insertArtifact(trx: Db, workspaceId: string, input: NewArt
 const NOUN: Record<string, string> = { html_app: 'page', document: 'document', table: 'table' };
 
 /** Posts the "artifact created" card into the room the artifact was created in. */
-export async function postArtifactCard(trx: Db, actor: Actor, artifact: Artifact, authorName: string): Promise<void> {
+export async function postArtifactCard(
+  trx: Db,
+  actor: Actor,
+  artifact: Artifact,
+  authorName: string,
+): Promise<void> {
   if (!artifact.conversation_id) return;
   const noun = NOUN[artifact.type] ?? 'artifact';
   await trx

@@ -32,7 +32,8 @@ export const demoFixture: Fixture = {
           title: 'Roadmap',
           owner: DEMO_USER,
           scope: 'org',
-          markdown: '# Roadmap\n\n## Now\n\nShip the workspace tools.\n\n## Next\n\nLive editing for everyone.\n',
+          markdown:
+            '# Roadmap\n\n## Now\n\nShip the workspace tools.\n\n## Next\n\nLive editing for everyone.\n',
         },
         {
           key: 'plan',

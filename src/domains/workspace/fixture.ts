@@ -9,11 +9,18 @@ const user = z.strictObject({
   admin: z.boolean().optional(),
   handle: z
     .string()
-    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'a handle is letters, digits, _ . - and starts with a letter or digit')
+    .regex(
+      /^[A-Za-z0-9][A-Za-z0-9_.-]*$/,
+      'a handle is letters, digits, _ . - and starts with a letter or digit',
+    )
     .optional(),
 });
 
-const pod = z.strictObject({ key: z.string().min(1), name: z.string().min(1), members: z.array(email).default([]) });
+const pod = z.strictObject({
+  key: z.string().min(1),
+  name: z.string().min(1),
+  members: z.array(email).default([]),
+});
 
 const conversation = z.strictObject({
   key: z.string().min(1),

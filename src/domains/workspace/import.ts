@@ -34,7 +34,11 @@ export async function importFixture(deps: Deps, raw: unknown): Promise<ImportRes
 
 async function importWorkspace(trx: Db, ws: FixtureWorkspace, at: string): Promise<ImportedWorkspace> {
   const now = Date.now();
-  const existing = await trx.selectFrom('workspaces').select('id').where('name', '=', ws.name).executeTakeFirst();
+  const existing = await trx
+    .selectFrom('workspaces')
+    .select('id')
+    .where('name', '=', ws.name)
+    .executeTakeFirst();
   if (existing) fail(`${at}.name: a workspace named "${ws.name}" exists already`);
   const id = newId('ws');
   await trx.insertInto('workspaces').values({ id, name: ws.name, created_at: now }).execute();
@@ -45,27 +49,45 @@ async function importWorkspace(trx: Db, ws: FixtureWorkspace, at: string): Promi
   for (const [j, u] of ws.users.entries()) {
     if (out.users[u.email]) fail(`${at}.users.${j}.email: "${u.email}" is listed twice`);
     const handle = u.handle ?? u.email.split('@')[0]!.replace(/[^A-Za-z0-9_.-]/g, '');
-    if (handles.has(handle.toLowerCase())) fail(`${at}.users.${j}.handle: "${handle}" is used by another person`);
-    if (agentHandles.has(handle.toLowerCase())) fail(`${at}.users.${j}.handle: "${handle}" is an agent's handle`);
+    if (handles.has(handle.toLowerCase()))
+      fail(`${at}.users.${j}.handle: "${handle}" is used by another person`);
+    if (agentHandles.has(handle.toLowerCase()))
+      fail(`${at}.users.${j}.handle: "${handle}" is an agent's handle`);
     handles.add(handle.toLowerCase());
     const pid = newId('usr');
     out.users[u.email] = pid;
     await trx
       .insertInto('people')
-      .values({ id: pid, workspace_id: id, email: u.email, name: u.name, handle, admin: u.admin ? 1 : 0, created_at: now })
+      .values({
+        id: pid,
+        workspace_id: id,
+        email: u.email,
+        name: u.name,
+        handle,
+        admin: u.admin ? 1 : 0,
+        created_at: now,
+      })
       .execute();
   }
-  const person = (email: string, where: string): string => out.users[email] ?? fail(`${where}: "${email}" is not a user of ${ws.name}`);
+  const person = (email: string, where: string): string =>
+    out.users[email] ?? fail(`${where}: "${email}" is not a user of ${ws.name}`);
 
-  for (const agent of new Set(ws.agents)) await trx.insertInto('agents').values({ workspace_id: id, handle: agent }).execute();
+  for (const agent of new Set(ws.agents))
+    await trx.insertInto('agents').values({ workspace_id: id, handle: agent }).execute();
 
   for (const [j, p] of ws.pods.entries()) {
     if (out.pods[p.key]) fail(`${at}.pods.${j}.key: "${p.key}" is used twice`);
     const podId = newId('pod');
     out.pods[p.key] = podId;
-    await trx.insertInto('pods').values({ id: podId, workspace_id: id, name: p.name, created_at: now }).execute();
+    await trx
+      .insertInto('pods')
+      .values({ id: podId, workspace_id: id, name: p.name, created_at: now })
+      .execute();
     for (const [k, m] of [...new Set(p.members)].entries()) {
-      await trx.insertInto('pod_members').values({ pod_id: podId, person_id: person(m, `${at}.pods.${j}.members.${k}`) }).execute();
+      await trx
+        .insertInto('pod_members')
+        .values({ pod_id: podId, person_id: person(m, `${at}.pods.${j}.members.${k}`) })
+        .execute();
     }
   }
 
@@ -75,7 +97,14 @@ async function importWorkspace(trx: Db, ws: FixtureWorkspace, at: string): Promi
     out.conversations[c.key] = cid;
     await trx
       .insertInto('conversations')
-      .values({ id: cid, workspace_id: id, title: c.title, kind: 'room', archived: c.archived ? 1 : 0, created_at: now })
+      .values({
+        id: cid,
+        workspace_id: id,
+        title: c.title,
+        kind: 'room',
+        archived: c.archived ? 1 : 0,
+        created_at: now,
+      })
       .execute();
     for (const [k, m] of [...new Set(c.participants)].entries()) {
       await trx
@@ -111,7 +140,8 @@ async function importWorkspace(trx: Db, ws: FixtureWorkspace, at: string): Promi
     if (scope !== 'pod' && a.pod) fail(`${where}.pod: only an artifact with scope pod sits in a pod`);
     const podId = a.pod ? (out.pods[a.pod] ?? fail(`${where}.pod: no pod with key "${a.pod}"`)) : null;
     const conversationId = a.conversation
-      ? (out.conversations[a.conversation] ?? fail(`${where}.conversation: no conversation with key "${a.conversation}"`))
+      ? (out.conversations[a.conversation] ??
+        fail(`${where}.conversation: no conversation with key "${a.conversation}"`))
       : null;
     const type: ArtifactType = a.type;
     let content: string | null = null;

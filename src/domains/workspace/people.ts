@@ -10,7 +10,14 @@ export function peopleService(deps: Deps) {
     let query = db
       .selectFrom('people')
       .innerJoin('workspaces', 'workspaces.id', 'people.workspace_id')
-      .select(['people.id', 'people.workspace_id', 'people.name', 'people.email', 'people.admin', 'workspaces.name as workspace'])
+      .select([
+        'people.id',
+        'people.workspace_id',
+        'people.name',
+        'people.email',
+        'people.admin',
+        'workspaces.name as workspace',
+      ])
       .where('people.email', '=', email);
     if (workspaceName) query = query.where('workspaces.name', '=', workspaceName);
     const rows = await query.execute();
@@ -30,7 +37,10 @@ export function peopleService(deps: Deps) {
   }
 
   async function workspaceCount(): Promise<number> {
-    const row = await db.selectFrom('workspaces').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
+    const row = await db
+      .selectFrom('workspaces')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirst();
     return Number(row?.n ?? 0);
   }
 

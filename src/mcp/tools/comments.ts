@@ -65,7 +65,10 @@ export const addComment = defineTool({
   annotations: WRITE,
   input: z.object({
     document_id: documentId,
-    body_markdown: specChecked({ type: 'string', description: 'The comment, in markdown; non-empty.' }, { required: true }),
+    body_markdown: specChecked(
+      { type: 'string', description: 'The comment, in markdown; non-empty.' },
+      { required: true },
+    ),
     thread_id: z.string().optional().describe('Reply in this thread.'),
     anchor_excerpt: z.string().optional().describe('New threads only: an exact passage to anchor to.'),
   }),
@@ -75,7 +78,10 @@ export const addComment = defineTool({
     reply: z.boolean(),
     comment_id: z.string().optional().describe('Set on a reply.'),
     anchored: z.boolean().optional().describe('Set on a new thread: whether it is anchored to the excerpt.'),
-    anchor_excerpt_ignored: z.string().optional().describe('The excerpt that could not anchor the new thread.'),
+    anchor_excerpt_ignored: z
+      .string()
+      .optional()
+      .describe('The excerpt that could not anchor the new thread.'),
     notified: z.number().int().describe('People notified by a mention.'),
     agents_requested: z.array(z.string()).describe('Agents asked to reply by a mention.'),
   }),
@@ -87,8 +93,10 @@ export const addComment = defineTool({
     else if (result.anchor_excerpt_ignored !== undefined) {
       text = `Started thread ${result.thread_id} on the whole artifact: the excerpt does not occur exactly once, so the thread is not anchored.`;
     } else text = `Started thread ${result.thread_id} on the whole artifact.`;
-    if (result.notified > 0) text += ` Notified ${result.notified} ${result.notified === 1 ? 'person' : 'people'}.`;
-    if (result.agents_requested.length > 0) text += ` Asked ${result.agents_requested.map((a) => `@${a}`).join(', ')} to reply.`;
+    if (result.notified > 0)
+      text += ` Notified ${result.notified} ${result.notified === 1 ? 'person' : 'people'}.`;
+    if (result.agents_requested.length > 0)
+      text += ` Asked ${result.agents_requested.map((a) => `@${a}`).join(', ')} to reply.`;
     return { structured: result, text };
   },
 });
@@ -103,7 +111,10 @@ export const resolveComment = defineTool({
   input: z.object({
     document_id: documentId,
     thread_id: z.string().describe('The thread, from read_comments or add_comment.'),
-    resolved: specChecked({ type: 'boolean', description: 'true resolves, false reopens.' }, { required: true }),
+    resolved: specChecked(
+      { type: 'boolean', description: 'true resolves, false reopens.' },
+      { required: true },
+    ),
   }),
   output: z.object({ document_id: z.string(), thread_id: z.string(), status: z.enum(['open', 'resolved']) }),
   async run({ actor, services }, args) {

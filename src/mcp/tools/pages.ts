@@ -4,7 +4,9 @@ import { defineTool, DESTRUCTIVE_WRITE, READ_ONLY, specChecked, WRITE } from '..
 const pageId = z.string().describe('The page id (artifact id) from create_page, list_documents or a card.');
 const warnings = z
   .array(z.string())
-  .describe('`script_stripped` when the HTML has script elements, inline event handlers or javascript: URLs.');
+  .describe(
+    '`script_stripped` when the HTML has script elements, inline event handlers or javascript: URLs.',
+  );
 
 const STRIPPED_NOTE =
   ' Its scripts, inline event handlers and javascript: URLs are stored as written but removed when the page is viewed.';
@@ -18,12 +20,19 @@ export const createPage = defineTool({
   annotations: WRITE,
   input: z.object({
     title: specChecked({ type: 'string', description: 'The page title.' }, { required: true }),
-    html: specChecked({ type: 'string', description: 'The complete HTML source; non-empty.' }, { required: true }),
-    conversation_id: z.string().optional().describe('Create the page in this conversation and post a card there.'),
+    html: specChecked(
+      { type: 'string', description: 'The complete HTML source; non-empty.' },
+      { required: true },
+    ),
+    conversation_id: z
+      .string()
+      .optional()
+      .describe('Create the page in this conversation and post a card there.'),
     scope: specChecked({
       type: 'string',
       enum: ['user', 'pod', 'org'],
-      description: 'Where the page lives when no conversation_id is given: user (default), pod (with pod_id) or org.',
+      description:
+        'Where the page lives when no conversation_id is given: user (default), pod (with pod_id) or org.',
     }),
     pod_id: z.string().optional().describe('The pod, with scope pod.'),
   }),
@@ -76,7 +85,10 @@ export const writePage = defineTool({
   annotations: DESTRUCTIVE_WRITE,
   input: z.object({
     page_id: pageId,
-    html: specChecked({ type: 'string', description: 'The complete new HTML; non-empty.' }, { required: true }),
+    html: specChecked(
+      { type: 'string', description: 'The complete new HTML; non-empty.' },
+      { required: true },
+    ),
     expected_version: specChecked(
       { type: 'integer', minimum: 0, description: 'The version you read, from read_page or create_page.' },
       { required: true },
@@ -90,7 +102,10 @@ export const writePage = defineTool({
     error: z.literal('version_conflict').optional(),
     expected_version: z.number().int().optional(),
     current_version: z.number().int().optional(),
-    diff_excerpt: z.string().optional().describe('What changed since expected_version, line by line, when known.'),
+    diff_excerpt: z
+      .string()
+      .optional()
+      .describe('What changed since expected_version, line by line, when known.'),
     changed_range: z
       .object({ start_line: z.number().int(), end_line: z.number().int() })
       .optional()

@@ -199,5 +199,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('secret', 'text')
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .execute();
-  await s.createIndex('connectors_workspace').on('connectors').columns(['workspace_id', 'provider']).execute();
+  await s
+    .createIndex('connectors_workspace')
+    .on('connectors')
+    .columns(['workspace_id', 'provider'])
+    .execute();
 }
