@@ -1,15 +1,42 @@
 import { randomBytes } from 'node:crypto';
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
+const RANDOM_CHARS = 16;
+
+let lastTime = 0;
+let lastRandom: number[] = [];
+
+function randomDigits(): number[] {
+  const bytes = randomBytes(RANDOM_CHARS);
+  return Array.from(bytes, (b) => b % 36);
+}
+
+/** Adds one to a base-36 digit string, so ids made in one millisecond keep their order. */
+function increment(digits: number[]): number[] {
+  const next = [...digits];
+  for (let i = next.length - 1; i >= 0; i--) {
+    if (next[i]! < 35) {
+      next[i]! += 1;
+      return next;
+    }
+    next[i] = 0;
+  }
+  return randomDigits();
+}
 
 /**
- * Ids sort by creation time (a millisecond prefix) and carry 80 random bits, so listings can
- * order by id and ids cannot be guessed. The prefix says what kind of object the id names.
+ * Ids sort by creation time (a millisecond part) and carry about 80 random bits, so listings can
+ * order by id and ids cannot be guessed. Within one process they strictly increase, even for ids
+ * made in the same millisecond. The prefix says what kind of object the id names.
  */
 export function newId(prefix: string): string {
-  const time = Date.now().toString(36).padStart(9, '0');
-  const bytes = randomBytes(16);
-  let rand = '';
-  for (let i = 0; i < 16; i++) rand += ALPHABET[bytes[i]! % 36];
-  return `${prefix}_${time}${rand}`;
+  const now = Date.now();
+  if (now > lastTime) {
+    lastTime = now;
+    lastRandom = randomDigits();
+  } else {
+    lastRandom = increment(lastRandom);
+  }
+  const time = lastTime.toString(36).padStart(9, '0');
+  return `${prefix}_${time}${lastRandom.map((d) => ALPHABET[d]).join('')}`;
 }

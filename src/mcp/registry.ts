@@ -5,7 +5,7 @@ import { targetIds } from '../domains/activity/activity.ts';
 import type { Actor } from '../domains/workspace/actor.ts';
 import type { Services } from '../services.ts';
 import { failure, scopeFailure, unexpectedFailure } from './errors.ts';
-import { advertised, type AnyTool } from './tool.ts';
+import { advertised, describeArgumentErrors, type AnyTool } from './tool.ts';
 import { commentTools } from './tools/comments.ts';
 import { pageTools } from './tools/pages.ts';
 
@@ -49,7 +49,10 @@ export async function callTool(
       errorCode = 'insufficient_scope';
       return scopeFailure(tool.name, tool.scope);
     }
-    const result = await tool.run({ actor, services }, args);
+    const parsed = tool.input.safeParse(args);
+    if (!parsed.success)
+      throw new DomainError('invalid_argument', describeArgumentErrors(parsed.error, args));
+    const result = await tool.run({ actor, services }, parsed.data);
     resultIds = result.structured;
     return {
       content: [{ type: 'text' as const, text: result.text }],

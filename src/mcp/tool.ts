@@ -87,20 +87,49 @@ function render(schema: z.ZodType, io: 'input' | 'output'): JsonObject {
 }
 
 /**
- * Wraps a zod schema so the SDK validates with zod but advertises our rendering of it
- * (computed once, with spec-checked fields listed as required).
+ * Wraps a zod schema so the SDK advertises our rendering of it (computed once, with spec-checked
+ * fields listed as required). Inputs pass through untouched: `callTool` validates them, so a
+ * malformed call is answered in Tandem's words and recorded like any other call.
  */
 export function advertised(schema: z.ZodObject, io: 'input' | 'output'): StandardSchemaWithJSON {
   const json = render(schema, io);
-  const std = schema['~standard'];
+  const validate = io === 'input' ? (value: unknown) => ({ value }) : schema['~standard'].validate;
   return {
     '~standard': {
       version: 1,
       vendor: 'tandem',
-      validate: std.validate,
+      validate,
       jsonSchema: { input: () => json, output: () => json },
     },
   } as unknown as StandardSchemaWithJSON;
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'string'
+    ? 'a string'
+    : typeof value === 'object'
+      ? 'an object'
+      : `${typeof value} ${String(value)}`;
+}
+
+/** One line naming each bad argument and what it must be, e.g. `page_id must be a string (got number 42)`. */
+export function describeArgumentErrors(error: z.ZodError, args: Record<string, unknown>): string {
+  return error.issues
+    .map((issue) => {
+      const path = issue.path.join('.') || 'arguments';
+      const value = issue.path.reduce<unknown>(
+        (v, k) => (v && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined),
+        args,
+      );
+      if (issue.code === 'invalid_type') {
+        if (value === undefined) return `${path} is required`;
+        return `${path} must be ${/^[aeiou]/.test(issue.expected) ? 'an' : 'a'} ${issue.expected} (got ${describeValue(value)})`;
+      }
+      return `${path}: ${issue.message}`;
+    })
+    .join('; ');
 }
 
 export function renderToolSchemas(tool: AnyTool) {

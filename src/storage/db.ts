@@ -12,6 +12,8 @@ export type Dialect = 'sqlite' | 'postgres';
 export interface Storage {
   db: Kysely<Database>;
   dialect: Dialect;
+  /** Postgres only: the schema Tandem's tables live in, when not the default. */
+  schema?: string | undefined;
   close(): Promise<void>;
 }
 
@@ -52,7 +54,7 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
       ...(schema ? { options: `-c search_path=${schema}` } : {}),
     });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, dialect: 'postgres', close: () => db.destroy() };
+    return { db, dialect: 'postgres', schema, close: () => db.destroy() };
   }
   const path = options.sqlitePath ?? ':memory:';
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -65,6 +67,8 @@ export async function migrate(storage: Storage): Promise<string[]> {
   const migrator = new Migrator({
     db: storage.db as Kysely<unknown>,
     provider: { getMigrations: async () => migrations },
+    // Kysely looks for its bookkeeping tables across all schemas unless told which one is ours.
+    ...(storage.schema ? { migrationTableSchema: storage.schema } : {}),
   });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));

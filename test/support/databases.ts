@@ -42,7 +42,12 @@ const postgres: TestDatabase = {
   async open() {
     await checkPostgres();
     const schema = `t_${randomBytes(6).toString('hex')}`;
-    const services = await openServices({ databaseUrl: PG_URL, pgSchema: schema, poolSize: 20 });
+    const services = await openServices({ databaseUrl: PG_URL, pgSchema: schema, poolSize: 20 }).catch(
+      async (error: unknown) => {
+        await dropPgSchema(PG_URL, schema);
+        throw error;
+      },
+    );
     return Object.assign(services, {
       async dispose() {
         await services.storage.close();

@@ -1,6 +1,6 @@
 /**
  * Script-injection vectors for the page viewer. Each is a small HTML snippet that, if any script in
- * it runs, logs `XSS-FIRED:<id>` to the console, requests `/xss/<id>` and opens an `alert(<id>)`.
+ * it runs, logs `XSS-FIRED:<id>` to the console, requests `/xss/<id>` and opens an `alert('<id>')`.
  * Every page built from a vector also carries harmless content (`#ok-<id>`) that must still show.
  */
 
@@ -20,13 +20,13 @@ export interface XssVector {
 }
 
 /** The payload for vector `n`: a console line, two requests and a dialog (last, so it is not fatal). */
-export function payload(n: number): string {
-  return `console.log('${FIRED}${n}'),new Image().src='/xss/${n}',fetch('/xss/${n}'),alert(${n})`;
+export function payload(n: number | string): string {
+  return `console.log('${FIRED}${n}'),new Image().src='/xss/${n}',fetch('/xss/${n}'),alert('${n}')`;
 }
 
 /** The same with no spaces, double quotes or semicolons, for unquoted attributes and SMIL value lists. */
-export function compactPayload(n: number): string {
-  return `console.log('${FIRED}${n}'),fetch('/xss/${n}'),alert(${n})`;
+export function compactPayload(n: number | string): string {
+  return `console.log('${FIRED}${n}'),fetch('/xss/${n}'),alert('${n}')`;
 }
 
 /** The harmless paragraph every page built from vector `n` carries, and the text it renders. */
@@ -47,7 +47,8 @@ export function allVectorsPage(vectors: readonly XssVector[] = XSS_VECTORS): str
   return `${vectors.map((v) => harmless(v.id)).join('\n')}\n${vectors.map((v) => v.html).join('\n')}\n`;
 }
 
-const attr = (text: string) => text.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+const attr = (text: string) =>
+  text.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 const dataHtml = (html: string) => `data:text/html,${encodeURIComponent(html)}`;
 const dataJs = (js: string) => `data:text/javascript,${encodeURIComponent(js)}`;
 /** Every character of `text` as a decimal character reference. */
@@ -92,12 +93,16 @@ const BUILDERS: [string, boolean, Build][] = [
   ['body onpageshow', true, (p) => `<body onpageshow="${p}">`],
   [
     'body onhashchange with a fragment refresh',
-    false,
+    true,
     (p) => `<body onhashchange="${p}"><meta http-equiv="refresh" content="0;url=#changed">`,
   ],
   ['input autofocus onfocus', true, (p) => `<input autofocus onfocus="${p}">`],
   ['textarea autofocus onfocusin', true, (p) => `<textarea autofocus onfocusin="${p}"></textarea>`],
-  ['contenteditable autofocus onfocus', true, (p) => `<div contenteditable autofocus onfocus="${p}">edit</div>`],
+  [
+    'contenteditable autofocus onfocus',
+    true,
+    (p) => `<div contenteditable autofocus onfocus="${p}">edit</div>`,
+  ],
   ['onmouseover', true, (p) => `<div style="${COVER}" onmouseover="${p}">over</div>`],
   ['onmouseenter', true, (p) => `<span style="${COVER}" onmouseenter="${p}">enter</span>`],
   ['onpointerenter', true, (p) => `<div style="${COVER}" onpointerenter="${p}">pointer</div>`],
@@ -123,12 +128,20 @@ const BUILDERS: [string, boolean, Build][] = [
     (p, n) =>
       `<button popovertarget="pop${n}" style="${COVER}">open</button><div popover id="pop${n}" onbeforetoggle="${p}">pop</div>`,
   ],
-  ['svg animate onbegin', true, (p) => `<svg><animate onbegin="${p}" attributeName="x" dur="1s"></animate></svg>`],
+  [
+    'svg animate onbegin',
+    true,
+    (p) => `<svg><animate onbegin="${p}" attributeName="x" dur="1s"></animate></svg>`,
+  ],
   ['svg set onbegin', true, (p) => `<svg><set onbegin="${p}" attributeName="x" to="1"></set></svg>`],
-  ['svg animate onend', true, (p) => `<svg><animate onend="${p}" attributeName="x" dur="10ms"></animate></svg>`],
+  [
+    'svg animate onend',
+    true,
+    (p) => `<svg><animate onend="${p}" attributeName="x" dur="10ms"></animate></svg>`,
+  ],
   ['video source onerror', true, (p) => `<video><source src="x:" onerror="${p}"></video>`],
   ['audio onerror', true, (p) => `<audio src="x:" onerror="${p}"></audio>`],
-  ['video onloadstart', false, (p) => `<video src="x:" onloadstart="${p}"></video>`],
+  ['video onloadstart', true, (p) => `<video src="x:" onloadstart="${p}"></video>`],
   ['input type=image onerror', true, (p) => `<input type="image" src="x:" onerror="${p}">`],
   ['style onload', true, (p) => `<style onload="${p}">p{}</style>`],
   ['link stylesheet onload', true, (p) => `<link rel="stylesheet" href="data:text/css,p{}" onload="${p}">`],
@@ -141,14 +154,26 @@ const BUILDERS: [string, boolean, Build][] = [
   ['a href javascript:', true, (p) => `<a href="javascript:${p}" style="${COVER}">link</a>`],
   ['a href JaVaScRiPt: mixed case', true, (p) => `<a href="JaVaScRiPt:${p}" style="${COVER}">link</a>`],
   ['a href with leading space', true, (p) => `<a href=" javascript:${p}" style="${COVER}">link</a>`],
-  ['a href entity-encoded javascript:', true, (p) => `<a href="${entities('javascript:')}${p}" style="${COVER}">link</a>`],
+  [
+    'a href entity-encoded javascript:',
+    true,
+    (p) => `<a href="${entities('javascript:')}${p}" style="${COVER}">link</a>`,
+  ],
   ['a href javascript&colon;', true, (p) => `<a href="javascript&colon;${p}" style="${COVER}">link</a>`],
-  ['a href with a tab in javascript:', true, (p) => `<a href="java&#x09;script:${p}" style="${COVER}">link</a>`],
-  ['a href with a newline in javascript:', true, (p) => `<a href="java&#x0A;scr&#x0D;ipt:${p}" style="${COVER}">link</a>`],
+  [
+    'a href with a tab in javascript:',
+    true,
+    (p) => `<a href="java&#x09;script:${p}" style="${COVER}">link</a>`,
+  ],
+  [
+    'a href with a newline in javascript:',
+    true,
+    (p) => `<a href="java&#x0A;scr&#x0D;ipt:${p}" style="${COVER}">link</a>`,
+  ],
   ['a href &Tab; in javascript:', true, (p) => `<a href="javas&Tab;cript:${p}" style="${COVER}">link</a>`],
   [
     'a href javascript: in a new window',
-    true,
+    false,
     (p) => `<a href="javascript:${p}" target="_blank" style="${COVER}">new window</a>`,
   ],
   [
@@ -170,20 +195,32 @@ const BUILDERS: [string, boolean, Build][] = [
   ['iframe src data:text/html', true, (p) => `<iframe src="${dataHtml(`<script>${p}</script>`)}"></iframe>`],
   ['iframe srcdoc with script', true, (p) => `<iframe srcdoc="${attr(`<script>${p}</script>`)}"></iframe>`],
   ['object data javascript:', false, (p) => `<object data="javascript:${p}"></object>`],
-  ['object data data:text/html', true, (p) => `<object data="${dataHtml(`<script>${p}</script>`)}"></object>`],
+  [
+    'object data data:text/html',
+    true,
+    (p) => `<object data="${dataHtml(`<script>${p}</script>`)}"></object>`,
+  ],
   ['embed src javascript:', false, (p) => `<embed src="javascript:${p}">`],
   [
     'embed src data:text/html',
     true,
     (p) => `<embed type="text/html" src="${dataHtml(`<script>${p}</script>`)}">`,
   ],
-  ['meta refresh to javascript:', false, (p) => `<meta http-equiv="refresh" content="0;url=javascript:${p}">`],
+  [
+    'meta refresh to javascript:',
+    false,
+    (p) => `<meta http-equiv="refresh" content="0;url=javascript:${p}">`,
+  ],
   [
     'meta refresh to data:text/html',
     false,
     (p) => `<meta http-equiv="refresh" content="0;url=${dataHtml(`<script>${p}</script>`)}">`,
   ],
-  ['base href javascript:', false, (p) => `<base href="javascript:${p}//"><a href="/next" style="${COVER}">based</a>`],
+  [
+    'base href javascript:',
+    false,
+    (p) => `<base href="javascript:${p}//"><a href="/next" style="${COVER}">based</a>`,
+  ],
 
   // SVG
   [
@@ -200,7 +237,7 @@ const BUILDERS: [string, boolean, Build][] = [
   ],
   [
     'svg set href to javascript:',
-    false,
+    true,
     (p) =>
       `<svg style="${COVER}" width="100%" height="100%"><a><set attributeName="href" to="javascript:${p}"></set><rect width="100%" height="100%"></rect></a></svg>`,
   ],
@@ -216,7 +253,11 @@ const BUILDERS: [string, boolean, Build][] = [
     (p) =>
       `<svg><use href="data:image/svg+xml,${encodeURIComponent(`<svg id="x" xmlns="http://www.w3.org/2000/svg"><image href="x:" onerror="${attr(p)}"/></svg>`)}#x"></use></svg>`,
   ],
-  ['svg foreignObject img onerror', true, (p) => `<svg><foreignObject><img src="x:" onerror="${p}"></foreignObject></svg>`],
+  [
+    'svg foreignObject img onerror',
+    true,
+    (p) => `<svg><foreignObject><img src="x:" onerror="${p}"></foreignObject></svg>`,
+  ],
   ['img breaking out of svg style', true, (p) => `<svg><style><img src="x:" onerror="${p}"></style></svg>`],
 
   // MathML
@@ -233,21 +274,57 @@ const BUILDERS: [string, boolean, Build][] = [
     (p) =>
       `<math><semantics><mi>x</mi><annotation-xml encoding="text/html"><img src="x:" onerror="${p}"></annotation-xml></semantics></math>`,
   ],
-  ['img breaking out of math style', true, (p) => `<math><style><img src="x:" onerror="${p}"></style></math>`],
+  [
+    'img breaking out of math style',
+    true,
+    (p) => `<math><style><img src="x:" onerror="${p}"></style></math>`,
+  ],
 
   // Parsing differentials (mutation XSS)
   ['empty comment <!-->', true, (p) => `<!--><img src="x:" onerror="${p}">-->`],
-  ['comment closed inside an attribute', true, (_p, _n, c) => `<!--<img src="--><img src=x: onerror=${c}//">`],
+  [
+    'comment closed inside an attribute',
+    true,
+    (_p, _n, c) => `<!--<img src="--><img src=x: onerror=${c}//">`,
+  ],
   ['CDATA outside foreign content', true, (p) => `<![CDATA[><img src="x:" onerror="${p}">]]>`],
   ['CDATA inside svg', false, (p) => `<svg><![CDATA[><img src="x:" onerror="${p}">]]></svg>`],
-  ['noscript title breakout', true, (_p, _n, c) => `<noscript><p title="</noscript><img src=x: onerror=${c}>"></noscript>`],
-  ['style in body breakout', true, (_p, _n, c) => `<style><a title="</style><img src=x: onerror=${c}>"></style>`],
-  ['title in body breakout', true, (_p, _n, c) => `<title><a title="</title><img src=x: onerror=${c}>"></title>`],
-  ['textarea breakout', true, (_p, _n, c) => `<textarea><a title="</textarea><img src=x: onerror=${c}>"></textarea>`],
+  [
+    'noscript title breakout',
+    true,
+    (_p, _n, c) => `<noscript><p title="</noscript><img src=x: onerror=${c}>"></noscript>`,
+  ],
+  [
+    'style in body breakout',
+    true,
+    (_p, _n, c) => `<style><a title="</style><img src=x: onerror=${c}>"></style>`,
+  ],
+  [
+    'title in body breakout',
+    true,
+    (_p, _n, c) => `<title><a title="</title><img src=x: onerror=${c}>"></title>`,
+  ],
+  [
+    'textarea breakout',
+    true,
+    (_p, _n, c) => `<textarea><a title="</textarea><img src=x: onerror=${c}>"></textarea>`,
+  ],
   ['xmp breakout', true, (_p, _n, c) => `<xmp><a title="</xmp><img src=x: onerror=${c}>"></xmp>`],
-  ['noembed breakout', true, (_p, _n, c) => `<noembed><a title="</noembed><img src=x: onerror=${c}>"></noembed>`],
-  ['iframe text breakout', true, (_p, _n, c) => `<iframe><a title="</iframe><img src=x: onerror=${c}>"></iframe>`],
-  ['svg </p> style breakout', true, (_p, _n, c) => `<svg></p><style><a id="</style><img src=1 onerror=${c}>">`],
+  [
+    'noembed breakout',
+    true,
+    (_p, _n, c) => `<noembed><a title="</noembed><img src=x: onerror=${c}>"></noembed>`,
+  ],
+  [
+    'iframe text breakout',
+    true,
+    (_p, _n, c) => `<iframe><a title="</iframe><img src=x: onerror=${c}>"></iframe>`,
+  ],
+  [
+    'svg </p> style breakout',
+    true,
+    (_p, _n, c) => `<svg></p><style><a id="</style><img src=1 onerror=${c}>">`,
+  ],
   [
     'nested forms with mglyph style',
     false,
@@ -267,7 +344,7 @@ const BUILDERS: [string, boolean, Build][] = [
   ],
   [
     'select with style breakout',
-    false,
+    true,
     (_p, _n, c) => `<select><style><a title="</style></select><img src=x: onerror=${c}>"></style></select>`,
   ],
 ];
