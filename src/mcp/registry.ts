@@ -49,9 +49,11 @@ export async function callTool(
       errorCode = 'insufficient_scope';
       return scopeFailure(tool.name, tool.scope);
     }
-    const parsed = tool.input.safeParse(args);
+    // Clients with strict function calling send null for arguments they leave out.
+    const given = Object.fromEntries(Object.entries(args).filter(([, value]) => value !== null));
+    const parsed = tool.input.safeParse(given);
     if (!parsed.success)
-      throw new DomainError('invalid_argument', describeArgumentErrors(parsed.error, args));
+      throw new DomainError('invalid_argument', describeArgumentErrors(parsed.error, given));
     const result = await tool.run({ actor, services }, parsed.data);
     resultIds = result.structured;
     return {

@@ -34,6 +34,12 @@ export function lineDiff(oldText: string, newText: string): LineDiff | null {
   if (lines.length > shown.length) shown.push(`… ${lines.length - shown.length} more diff lines`);
   return {
     excerpt: shown.join('\n'),
-    changedRange: { start_line: start, end_line: Math.max(start, end) },
+    changedRange: clamp(start, Math.max(start, end), newText),
   };
+}
+
+/** Where only trailing lines were removed, the range names the new text's last line. */
+function clamp(start: number, end: number, text: string): { start_line: number; end_line: number } {
+  const lines = Math.max(1, text.split('\n').length - (text.endsWith('\n') ? 1 : 0));
+  return { start_line: Math.min(start, lines), end_line: Math.min(end, lines) };
 }
