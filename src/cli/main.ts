@@ -7,7 +7,7 @@ import { importFixture } from '../domains/workspace/import.ts';
 import { LookupError } from '../domains/workspace/people.ts';
 import { DomainError } from '../errors.ts';
 import { serveMcpStdio } from '../mcp/stdio.ts';
-import { migrate } from '../storage/db.ts';
+import { migrate, openStorage } from '../storage/db.ts';
 import { DEMO_USER, ensureDemo, openConfiguredServices, startServer } from '../server.ts';
 
 const USAGE = `Usage: tandem <command> [options]
@@ -114,7 +114,8 @@ async function mcpCommand(args: string[]) {
   const config = loadConfig();
   const services = await openConfiguredServices(config);
   try {
-    await ensureDemo(services);
+    // A first run for the demo person seeds the demo workspace; anyone else must be imported first.
+    if (values.user === DEMO_USER) await ensureDemo(services);
     const actor = await actorFor(services, values.user, values.workspace, values.scopes ?? SCOPES.join(','));
     await serveMcpStdio(services, actor);
   } finally {
@@ -158,7 +159,9 @@ async function tokenCommand(args: string[]) {
 
 async function migrateCommand(args: string[]) {
   parse(args, {});
-  const applied = await withServices(loadConfig(), (services) => migrate(services.storage));
+  const config = loadConfig();
+  const storage = await openStorage({ databaseUrl: config.databaseUrl, sqlitePath: config.sqlitePath });
+  const applied = await migrate(storage).finally(() => storage.close());
   console.log(applied.length ? `applied: ${applied.join(', ')}` : 'the database is up to date');
 }
 

@@ -73,9 +73,15 @@ export const fixtureSchema = z.strictObject({ workspaces: z.array(workspace).min
 export type Fixture = z.input<typeof fixtureSchema>;
 export type FixtureWorkspace = z.infer<typeof workspace>;
 
-/** One line per problem, naming where in the file it is, e.g. `workspaces.0.users.1: unknown field "nmae"`. */
+/**
+ * Every problem on one line, each naming where in the file it is, unknown fields first
+ * (a misspelt field also makes the field it meant missing): `workspaces.0.users.1: unknown field "nmae"; …`.
+ */
 export function describeFixtureErrors(error: z.ZodError): string {
-  return error.issues
+  const issues = [...error.issues].sort(
+    (a, b) => Number(b.code === 'unrecognized_keys') - Number(a.code === 'unrecognized_keys'),
+  );
+  return issues
     .map((issue) => {
       const at = issue.path.join('.') || '(top level)';
       if (issue.code === 'unrecognized_keys') {
@@ -84,5 +90,5 @@ export function describeFixtureErrors(error: z.ZodError): string {
       }
       return `${at}: ${issue.message}`;
     })
-    .join('\n');
+    .join('; ');
 }
