@@ -34,6 +34,7 @@ const envSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PUBLIC_URL: url('an absolute URL such as https://tandem.example.com').optional(),
   PAGES_ORIGIN: url('an origin such as http://127.0.0.1:8788').optional(),
+  PAGES_PORT: port.optional(),
   TANDEM_MODEL_URL: url('the base URL of an OpenAI-compatible API').optional(),
   TANDEM_MODEL_KEY: z.string().optional(),
   TANDEM_MODEL: z.string().optional(),
@@ -78,7 +79,11 @@ export function loadConfig(
   const host = overrides.host ?? e.HOST;
   const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   const publicUrl = (e.PUBLIC_URL ?? `http://${shownHost}:${portNumber}`).replace(/\/$/, '');
-  const pagesOrigin = (e.PAGES_ORIGIN ?? `http://${shownHost}:${portNumber + 1}`).replace(/\/$/, '');
+  // Where this process serves pages, and the origin browsers reach them at (a proxy may sit between).
+  const pagesPort = e.PAGES_PORT ?? portNumber + 1;
+  if (pagesPort === portNumber)
+    throw new ConfigError(`PAGES_PORT=${pagesPort} must differ from PORT=${portNumber}`);
+  const pagesOrigin = (e.PAGES_ORIGIN ?? `http://${shownHost}:${pagesPort}`).replace(/\/$/, '');
   const pagesUrl = new URL(pagesOrigin);
   if (pagesUrl.origin === new URL(publicUrl).origin) {
     throw new ConfigError(`PAGES_ORIGIN=${pagesOrigin} must differ from the app's own origin ${publicUrl}`);
@@ -98,7 +103,7 @@ export function loadConfig(
     host,
     publicUrl,
     pagesOrigin,
-    pagesPort: Number(pagesUrl.port || (pagesUrl.protocol === 'https:' ? 443 : 80)),
+    pagesPort,
     modelUrl: e.TANDEM_MODEL_URL,
     modelKey: e.TANDEM_MODEL_KEY,
     model: e.TANDEM_MODEL,

@@ -1,7 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
-import { Migrator, type Migration } from 'kysely/migration';
 import pg from 'pg';
 import { openSqlite } from './sqlite-adapter.ts';
 import type { Database } from './schema.ts';
@@ -30,9 +29,12 @@ export interface StorageOptions {
 pg.types.setTypeParser(20, (v) => Number(v));
 pg.types.setTypeParser(1700, (v) => Number(v));
 
-const migrations: Record<string, Migration> = {
-  '001_foundation': m001,
-};
+interface Migration {
+  up(db: Kysely<unknown>): Promise<void>;
+}
+
+/** Numbered migrations, applied in name order; a name, once applied, never changes meaning. */
+const migrations: [string, Migration][] = [['001_foundation', m001]];
 
 export async function openStorage(options: StorageOptions): Promise<Storage> {
   if (options.databaseUrl && /^postgres(ql)?:\/\//.test(options.databaseUrl)) {
@@ -62,17 +64,33 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
   return { db, dialect: 'sqlite', close: () => db.destroy() };
 }
 
-/** Applies every pending numbered migration; safe to run from several processes at once. */
+/**
+ * Applies every pending migration in one transaction, recording each in `tandem_migrations`.
+ * On Postgres an advisory lock makes concurrent starts wait for each other instead of racing.
+ */
 export async function migrate(storage: Storage): Promise<string[]> {
-  const migrator = new Migrator({
-    db: storage.db as Kysely<unknown>,
-    provider: { getMigrations: async () => migrations },
-    // Kysely looks for its bookkeeping tables across all schemas unless told which one is ours.
-    ...(storage.schema ? { migrationTableSchema: storage.schema } : {}),
+  return storage.db.transaction().execute(async (trx) => {
+    if (storage.dialect === 'postgres') {
+      await sql`select pg_advisory_xact_lock(hashtext(${`tandem_migrations:${storage.schema ?? 'public'}`}))`.execute(
+        trx,
+      );
+    }
+    await sql`create table if not exists tandem_migrations (name text primary key, applied_at bigint not null)`.execute(
+      trx,
+    );
+    const done = await sql<{ name: string }>`select name from tandem_migrations`.execute(trx);
+    const applied = new Set(done.rows.map((r) => r.name));
+    const ran: string[] = [];
+    for (const [name, migration] of migrations) {
+      if (applied.has(name)) continue;
+      await migration.up(trx as unknown as Kysely<unknown>);
+      await sql`insert into tandem_migrations (name, applied_at) values (${name}, ${Date.now()})`.execute(
+        trx,
+      );
+      ran.push(name);
+    }
+    return ran;
   });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 
 export async function dropPgSchema(databaseUrl: string, schema: string): Promise<void> {

@@ -116,3 +116,34 @@ describe('hasActiveContent', () => {
     it(`does not flag ${label}`, () => assert.equal(hasActiveContent(html), false));
   }
 });
+
+describe('hasActiveContent reads the source the ways browsers differ', () => {
+  const shapes: [string, string][] = [
+    ['a noscript title breakout', '<noscript><p title="</noscript><img src=x onerror=alert(1)>"></noscript>'],
+    [
+      'a style breakout inside select',
+      '<select><style><a title="</style></select><img src=x onerror=alert(1)>"></style></select>',
+    ],
+    [
+      'an iframe loading a data: HTML document',
+      '<iframe src="data:text/html,%3Cscript%3Ealert(1)%3C/script%3E"></iframe>',
+    ],
+    [
+      'an object loading a data: SVG document',
+      '<object data="data:image/svg+xml,<svg onload=alert(1)>"></object>',
+    ],
+    [
+      'an embed loading a data: HTML document',
+      '<embed src=" data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==">',
+    ],
+  ];
+  for (const [label, html] of shapes) {
+    it(`flags ${label}`, () => assert.equal(hasActiveContent(html), true));
+  }
+  it('does not flag a data: image shown by an img', () => {
+    assert.equal(hasActiveContent('<img src="data:image/svg+xml,<svg></svg>">'), false);
+  });
+  it('does not flag a select whose options are plain text', () => {
+    assert.equal(hasActiveContent('<select><option>one</option><option>two</option></select>'), false);
+  });
+});

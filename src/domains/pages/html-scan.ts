@@ -30,12 +30,33 @@ export function isJavascriptUrl(value: string): boolean {
   return squashed.startsWith('javascript:') || squashed.startsWith('vbscript:');
 }
 
+/** Elements that load a URL as a document of their own, where a `data:` HTML or SVG document runs. */
+const EMBEDDING = new Set(['iframe', 'frame', 'object', 'embed']);
+
+function isActiveDataUrl(value: string): boolean {
+  // eslint-disable-next-line no-control-regex
+  const squashed = value.replace(/[\u0000-\u0020]/g, '').toLowerCase();
+  return /^data:(text\/html|application\/xhtml\+xml|image\/svg\+xml|text\/xml|application\/xml)/.test(
+    squashed,
+  );
+}
+
 /**
  * Reports whether HTML, as a browser would parse it, has script elements, inline event
  * handlers or `javascript:` URLs. These are kept in the stored source but never run when viewed.
+ *
+ * Browsers do not all parse alike: `noscript` content is markup or text depending on whether
+ * scripting is on, and newer browsers parse the content of `select` as ordinary markup. The
+ * source is read each way, so a breakout that only one reading reveals is still reported.
  */
 export function hasActiveContent(html: string): boolean {
-  const document = parse(html, { scriptingEnabled: false });
+  if (scan(html, false) || scan(html, true)) return true;
+  const selectAsMarkup = html.replace(/<(\/?)select\b/gi, '<$1div');
+  return selectAsMarkup !== html && scan(selectAsMarkup, false);
+}
+
+function scan(html: string, scriptingEnabled: boolean): boolean {
+  const document = parse(html, { scriptingEnabled });
   const stack: Node[] = [document];
   while (stack.length > 0) {
     const node = stack.pop()!;
@@ -46,6 +67,13 @@ export function hasActiveContent(html: string): boolean {
         if (name.startsWith('on')) return true;
         if ((URL_ATTRIBUTES.has(name) || name.endsWith(':href')) && isJavascriptUrl(attr.value)) return true;
         if (name === 'srcdoc' && hasActiveContent(attr.value)) return true;
+        if (
+          EMBEDDING.has(node.tagName) &&
+          (name === 'src' || name === 'data') &&
+          isActiveDataUrl(attr.value)
+        ) {
+          return true;
+        }
       }
       if (node.tagName === 'template' && 'content' in node) stack.push(node.content as Node);
     }
