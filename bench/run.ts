@@ -29,30 +29,55 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
-async function latencies(call: Call, n: number) {
-  for (let i = 0; i < Math.min(200, n); i++) await call(); // warm-up
-  const times: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t = performance.now();
-    await call();
-    times.push(performance.now() - t);
+/**
+ * Latencies of two calls measured in alternating rounds (the order flipping every round), so
+ * both see the same machine: on a shared VM, measuring one after the other turns drift into a
+ * difference.
+ */
+async function pairedLatencies(a: Call, b: Call, n: number, rounds = 20): Promise<[Stats, Stats]> {
+  for (let i = 0; i < Math.min(200, n); i++) {
+    await a();
+    await b();
   }
-  times.sort((a, b) => a - b);
-  return { p50: percentile(times, 50), p99: percentile(times, 99) };
+  const times: [number[], number[]] = [[], []];
+  const per = Math.ceil(n / rounds);
+  for (let r = 0; r < rounds; r++) {
+    const order: (0 | 1)[] = r % 2 === 0 ? [0, 1] : [1, 0];
+    for (const which of order) {
+      const call = which === 0 ? a : b;
+      for (let i = 0; i < per; i++) {
+        const t = performance.now();
+        await call();
+        times[which].push(performance.now() - t);
+      }
+    }
+  }
+  return times.map((list) => {
+    list.sort((x, y) => x - y);
+    return { p50: percentile(list, 50), p99: percentile(list, 99) };
+  }) as [Stats, Stats];
 }
 
-async function throughput(calls: Call[], seconds: number): Promise<number> {
-  const end = performance.now() + seconds * 1000;
-  let done = 0;
-  await Promise.all(
-    calls.map(async (call) => {
-      while (performance.now() < end) {
-        await call();
-        done++;
-      }
-    }),
-  );
-  return done / seconds;
+/** Calls per second of two sets of clients, in alternating one-second windows. */
+async function pairedThroughput(a: Call[], b: Call[], seconds: number): Promise<[number, number]> {
+  const done = [0, 0];
+  const rounds = Math.max(2, Math.round(seconds));
+  const window = (seconds * 1000) / rounds;
+  for (let r = 0; r < rounds; r++) {
+    const order: (0 | 1)[] = r % 2 === 0 ? [0, 1] : [1, 0];
+    for (const which of order) {
+      const end = performance.now() + window;
+      await Promise.all(
+        (which === 0 ? a : b).map(async (call) => {
+          while (performance.now() < end) {
+            await call();
+            done[which]!++;
+          }
+        }),
+      );
+    }
+  }
+  return [done[0]! / seconds, done[1]! / seconds];
 }
 
 async function client(url: string, token?: string) {
@@ -136,17 +161,17 @@ async function load(): Promise<Report> {
   };
   const t1 = await client(tandemUrl, token);
   const b1 = await client(bareUrl);
-  const readPage = await latencies(checked(t1, 'read_page', { page_id: pageId }), CALLS);
-  const noop = await latencies(checked(b1, 'noop', {}), CALLS);
+  const [readPage, noop] = await pairedLatencies(
+    checked(t1, 'read_page', { page_id: pageId }),
+    checked(b1, 'noop', {}),
+    CALLS,
+  );
   const tandemClients = await Promise.all(
     Array.from({ length: CONCURRENCY }, () => client(tandemUrl, token)),
   );
   const bareClients = await Promise.all(Array.from({ length: CONCURRENCY }, () => client(bareUrl)));
-  const readRate = await throughput(
+  const [readRate, noopRate] = await pairedThroughput(
     tandemClients.map((c) => checked(c, 'read_page', { page_id: pageId })),
-    SECONDS,
-  );
-  const noopRate = await throughput(
     bareClients.map((c) => checked(c, 'noop', {})),
     SECONDS,
   );
@@ -157,7 +182,7 @@ async function load(): Promise<Report> {
 function print({ noop, readPage, noopRate, readRate }: Report) {
   const f = (n: number) => n.toFixed(2).padStart(8);
   console.log(
-    `Tandem benchmark (Node ${process.versions.node}, SQLite, HTTP on loopback, ${CALLS} sequential calls, ${CONCURRENCY} clients for ${SECONDS}s)`,
+    `Tandem benchmark (Node ${process.versions.node}, SQLite, HTTP on loopback; ${CALLS} sequential calls and ${CONCURRENCY} clients for ${SECONDS}s each, the two servers in alternating rounds)`,
   );
   console.log('');
   console.log('                         p50 ms    p99 ms    calls/s');

@@ -123,23 +123,39 @@ function vectorName(id: string): string {
   return XSS_VECTORS.find((v) => String(v.id) === id)?.name ?? '';
 }
 
-/** Runs `visit` over `items` in a few tabs of `context`. */
+/**
+ * Runs `visit` over `items` in a few tabs of `context`. A tab that a live vector closed or
+ * crashed is replaced and its item visited once more; every tab finishes before the first real
+ * failure is reported, so one failure is not hidden behind the others' "target closed".
+ */
 async function inTabs<T>(
   context: BrowserContext,
   items: readonly T[],
   visit: (page: Page, item: T) => Promise<void>,
 ) {
   const queue = [...items];
-  await Promise.all(
+  const closed = (error: unknown) => /has been closed|Target closed|crashed/i.test(String(error));
+  const results = await Promise.allSettled(
     Array.from({ length: Math.min(TABS, queue.length) }, async () => {
-      const page = await context.newPage();
+      let page = await context.newPage();
       try {
-        for (let item = queue.shift(); item !== undefined; item = queue.shift()) await visit(page, item);
+        for (let item = queue.shift(); item !== undefined; item = queue.shift()) {
+          try {
+            await visit(page, item);
+          } catch (error) {
+            if (!closed(error) || !page.isClosed()) throw error;
+            page = await context.newPage();
+            await visit(page, item);
+          }
+        }
       } finally {
-        await page.close();
+        await page.close().catch(() => {});
       }
     }),
   );
+  const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+  const first = failed.find((r) => !closed(r.reason)) ?? failed[0];
+  if (first) throw first.reason;
 }
 
 /**

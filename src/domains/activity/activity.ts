@@ -1,4 +1,6 @@
+import type { Insertable } from 'kysely';
 import { newId } from '../../ids.ts';
+import type { ActivityTable } from '../../storage/schema.ts';
 import type { Deps } from '../deps.ts';
 import type { Actor } from '../workspace/actor.ts';
 
@@ -25,24 +27,48 @@ export function targetIds(...sources: unknown[]): string[] {
   return [...ids];
 }
 
+type ActivityRow = Insertable<ActivityTable>;
+
+/** Rows written by one insert at most (well under SQLite's limit on statement parameters). */
+const MAX_BATCH = 500;
+
 export function activityService(deps: Deps) {
   const { db } = deps;
+  const pending: { row: ActivityRow; done: () => void; fail: (error: unknown) => void }[] = [];
 
-  async function record(actor: Actor, entry: ActivityEntry): Promise<void> {
-    await db
-      .insertInto('activity')
-      .values({
-        id: newId('act'),
-        workspace_id: actor.workspaceId,
-        person_id: actor.personId,
-        tool: entry.tool,
-        targets_json: JSON.stringify(entry.targets),
-        outcome: entry.outcome,
-        error_code: entry.errorCode ?? null,
-        duration_ms: Math.round(entry.durationMs),
-        created_at: Date.now(),
-      })
-      .execute();
+  /**
+   * Calls that finish together share one insert (a group commit): under load that is one write
+   * for many calls, and each call still answers only once its row is stored.
+   */
+  async function flush(): Promise<void> {
+    const batch = pending.splice(0, MAX_BATCH);
+    if (pending.length > 0) setImmediate(() => void flush());
+    try {
+      await db
+        .insertInto('activity')
+        .values(batch.map((p) => p.row))
+        .execute();
+      for (const p of batch) p.done();
+    } catch (error) {
+      for (const p of batch) p.fail(error);
+    }
+  }
+
+  function record(actor: Actor, entry: ActivityEntry): Promise<void> {
+    const row: ActivityRow = {
+      id: newId('act'),
+      workspace_id: actor.workspaceId,
+      person_id: actor.personId,
+      tool: entry.tool,
+      targets_json: JSON.stringify(entry.targets),
+      outcome: entry.outcome,
+      error_code: entry.errorCode ?? null,
+      duration_ms: Math.round(entry.durationMs),
+      created_at: Date.now(),
+    };
+    return new Promise((done, fail) => {
+      if (pending.push({ row, done, fail }) === 1) setImmediate(() => void flush());
+    });
   }
 
   async function list(actor: Actor, limit = 100) {

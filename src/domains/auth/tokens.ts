@@ -24,8 +24,14 @@ export function parseTtl(ttl: string): number {
   return seconds * 1000;
 }
 
+/** How long a verified token is trusted without asking the database again. */
+const VERIFIED_TTL_MS = 30_000;
+const VERIFIED_MAX = 10_000;
+
 export function tokensService(deps: Deps) {
   const { db } = deps;
+  // Every MCP request carries its token; remembering recent verifications saves a hash and a query.
+  const verified = new Map<string, { result: VerifiedToken; until: number }>();
 
   async function create(personId: string, workspaceId: string, scopes: Scope[], ttlMs: number | null) {
     const token = `tdm_${randomBytes(32).toString('base64url')}`;
@@ -49,13 +55,22 @@ export function tokensService(deps: Deps) {
   /** The actor a bearer token stands for, or null when it is unknown or expired. */
   async function verify(token: string): Promise<VerifiedToken | null> {
     if (!token.startsWith('tdm_')) return null;
+    const now = Date.now();
+    const cached = verified.get(token);
+    if (cached && cached.until > now) {
+      const { expiresAt } = cached.result;
+      return expiresAt === null || expiresAt > now ? cached.result : null;
+    }
     const row = await db
       .selectFrom('tokens')
       .selectAll()
       .where('hash', '=', hashToken(token))
       .executeTakeFirst();
-    if (!row || (row.expires_at !== null && row.expires_at <= Date.now())) return null;
-    return {
+    if (!row || (row.expires_at !== null && row.expires_at <= now)) {
+      verified.delete(token);
+      return null;
+    }
+    const result: VerifiedToken = {
       actor: {
         personId: row.person_id,
         workspaceId: row.workspace_id,
@@ -64,6 +79,9 @@ export function tokensService(deps: Deps) {
       expiresAt: row.expires_at,
       tokenId: row.id,
     };
+    if (verified.size >= VERIFIED_MAX) verified.clear();
+    verified.set(token, { result, until: now + VERIFIED_TTL_MS });
+    return result;
   }
 
   return { create, verify };
