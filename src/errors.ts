@@ -16,7 +16,13 @@ export type ErrorCode =
   | 'version_conflict'
   | 'thread_not_found'
   | 'insufficient_scope'
-  | 'unauthenticated';
+  | 'unauthenticated'
+  | 'write_conflict'
+  | 'excerpt_not_found'
+  | 'excerpt_ambiguous'
+  | 'not_empty'
+  | 'selection_gone'
+  | 'too_long';
 
 export class DomainError extends Error {
   readonly code: ErrorCode;

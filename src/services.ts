@@ -5,12 +5,19 @@ import { activityService, notificationsService } from './domains/activity/activi
 import { tokensService } from './domains/auth/tokens.ts';
 import { commentsService } from './domains/comments/comments.ts';
 import type { Deps, DomainEvent, EventListener } from './domains/deps.ts';
+import { anchors } from './domains/documents/anchors.ts';
+import { documentsService } from './domains/documents/documents.ts';
+import type { StoreOptions } from './domains/documents/store.ts';
 import { pagesService } from './domains/pages/pages.ts';
 import { peopleService } from './domains/workspace/people.ts';
 import { migrate, openStorage, type Storage, type StorageOptions } from './storage/db.ts';
 
 /** Every domain service, built once over one storage; transports hold this and nothing else. */
-export function createServices(storage: Storage) {
+export interface ServiceOptions {
+  documents?: StoreOptions;
+}
+
+export function createServices(storage: Storage, options: ServiceOptions = {}) {
   const listeners = new Set<EventListener>();
   const emit = (event: DomainEvent) => {
     for (const listener of listeners) {
@@ -22,6 +29,7 @@ export function createServices(storage: Storage) {
     }
   };
   const deps: Deps = { db: storage.db, dialect: storage.dialect, emit };
+  const documents = documentsService(deps, options.documents);
   return {
     deps,
     storage,
@@ -30,7 +38,8 @@ export function createServices(storage: Storage) {
       return () => listeners.delete(listener);
     },
     pages: pagesService(deps),
-    comments: commentsService(deps),
+    documents,
+    comments: commentsService(deps, anchors(documents.store)),
     people: peopleService(deps),
     tokens: tokensService(deps),
     activity: activityService(deps),
@@ -40,7 +49,7 @@ export function createServices(storage: Storage) {
 
 export type Services = ReturnType<typeof createServices>;
 
-export async function openServices(options: StorageOptions): Promise<Services> {
+export async function openServices(options: StorageOptions & ServiceOptions): Promise<Services> {
   const storage = await openStorage(options);
   try {
     await migrate(storage);
@@ -48,7 +57,7 @@ export async function openServices(options: StorageOptions): Promise<Services> {
     await storage.close();
     throw error;
   }
-  return createServices(storage);
+  return createServices(storage, options);
 }
 
 /** A secret kept under the data directory, made on first use (signing page-view links). */

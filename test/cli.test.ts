@@ -11,17 +11,10 @@ import type { Fixture } from '../src/domains/workspace/fixture.ts';
 import type { ImportResult } from '../src/domains/workspace/import.ts';
 import { openServices } from '../src/services.ts';
 import { testFixture } from './support/fixture.ts';
+import { IMPLEMENTED_TOOLS } from './support/tools.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const BIN = join(ROOT, 'bin', 'tandem.js');
-const SIX_TOOLS = [
-  'create_page',
-  'read_page',
-  'write_page',
-  'read_comments',
-  'add_comment',
-  'resolve_comment',
-];
 
 const scratch: string[] = [];
 // Every command starts a fresh Node; a shared compile cache keeps the many short runs quick.
@@ -513,7 +506,7 @@ describe('tandem command line', () => {
         const { tools } = await client.listTools();
         assert.deepEqual(
           tools.map((t) => t.name),
-          SIX_TOOLS,
+          IMPLEMENTED_TOOLS,
         );
         const created = await client.callTool({
           name: 'create_page',

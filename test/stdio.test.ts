@@ -9,17 +9,10 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { ImportResult } from '../src/domains/workspace/import.ts';
 import { testFixture } from './support/fixture.ts';
+import { IMPLEMENTED_TOOLS } from './support/tools.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const BIN = join(ROOT, 'bin', 'tandem.js');
-const SIX_TOOLS = [
-  'create_page',
-  'read_page',
-  'write_page',
-  'read_comments',
-  'add_comment',
-  'resolve_comment',
-];
 
 // Each server is a fresh Node; a shared compile cache keeps the starts quick.
 const compileCache = mkdtempSync(join(tmpdir(), 'tandem-stdio-cache-'));
@@ -95,12 +88,12 @@ describe('MCP over stdio (tandem mcp)', () => {
     rmSync(compileCache, { recursive: true, force: true });
   });
 
-  it('lists exactly the six tools', async () => {
+  it('lists exactly the implemented tools', async () => {
     const client = await connect('--user', 'ada@acme.test');
     const { tools } = await client.listTools();
     assert.deepEqual(
       tools.map((t) => t.name),
-      SIX_TOOLS,
+      IMPLEMENTED_TOOLS,
     );
   });
 
@@ -129,12 +122,12 @@ describe('MCP over stdio (tandem mcp)', () => {
     assert.equal(bobSeesAdas.isError, true);
   });
 
-  it('with --scopes documents:read still lists the six tools but refuses write_page', async () => {
+  it('with --scopes documents:read still lists every implemented tool but refuses write_page', async () => {
     const client = await connect('--user', 'ada@acme.test', '--scopes', 'documents:read');
     const { tools } = await client.listTools();
     assert.deepEqual(
       tools.map((t) => t.name),
-      SIX_TOOLS,
+      IMPLEMENTED_TOOLS,
     );
 
     const pageId = ids.artifacts.landing!;

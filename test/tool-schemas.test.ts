@@ -13,7 +13,13 @@ const SNAPSHOT = join(import.meta.dirname, 'snapshots', 'tools.json');
 const UPDATE = process.env.UPDATE_SNAPSHOTS === '1';
 
 /** The tools that only read; every other tool writes. */
-const READ_ONLY = new Set(['read_page', 'read_comments', 'read_document', 'list_documents']);
+const READ_ONLY = new Set([
+  'read_page',
+  'read_comments',
+  'read_document',
+  'list_documents',
+  'get_document_versions',
+]);
 /** The tools that replace content wholesale. */
 const DESTRUCTIVE = new Set(['write_page', 'edit_document']);
 /** The only tool whose repeated call changes nothing further. */

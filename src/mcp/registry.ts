@@ -7,10 +7,11 @@ import type { Services } from '../services.ts';
 import { failure, scopeFailure, unexpectedFailure } from './errors.ts';
 import { advertised, describeArgumentErrors, type AnyTool } from './tool.ts';
 import { commentTools } from './tools/comments.ts';
+import { documentTools } from './tools/documents.ts';
 import { pageTools } from './tools/pages.ts';
 
 /** Every implemented tool, in the order tools/list shows them. */
-export const TOOLS: readonly AnyTool[] = [...pageTools, ...commentTools];
+export const TOOLS: readonly AnyTool[] = [...pageTools, ...documentTools, ...commentTools];
 
 export const SERVER_INFO = { name: 'tandem', version: '0.1.0' };
 

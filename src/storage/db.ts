@@ -5,6 +5,7 @@ import pg from 'pg';
 import { openSqlite } from './sqlite-adapter.ts';
 import type { Database } from './schema.ts';
 import * as m001 from './migrations/001_foundation.ts';
+import * as m002 from './migrations/002_documents.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -34,7 +35,10 @@ interface Migration {
 }
 
 /** Numbered migrations, applied in name order; a name, once applied, never changes meaning. */
-const migrations: [string, Migration][] = [['001_foundation', m001]];
+const migrations: [string, Migration][] = [
+  ['001_foundation', m001],
+  ['002_documents', m002],
+];
 
 export async function openStorage(options: StorageOptions): Promise<Storage> {
   if (options.databaseUrl && /^postgres(ql)?:\/\//.test(options.databaseUrl)) {

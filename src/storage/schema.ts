@@ -95,6 +95,8 @@ export interface CheckpointTable {
   instruction: string | null;
   content: string | null;
   kept_json: string | null;
+  /** Block ids and text hashes at `doc_version`, to count blocks changed since. */
+  blocks_json: string | null;
   created_at: number;
 }
 
@@ -105,6 +107,8 @@ export interface ThreadTable {
   body: string;
   anchor_excerpt: string | null;
   anchor_start: number | null;
+  anchor_rel_start: string | null;
+  anchor_rel_end: string | null;
   status: string;
   resolved_by: string | null;
   resolved_at: number | null;
@@ -176,6 +180,31 @@ export interface ConnectorTable {
   created_at: number;
 }
 
+export interface DocStateTable {
+  artifact_id: string;
+  state: string;
+  updated_at: number;
+}
+
+export interface DocLeaseTable {
+  artifact_id: string;
+  holder: string;
+  expires_at: number;
+}
+
+export interface IdempotencyKeyTable {
+  person_id: string;
+  key: string;
+  artifact_id: string;
+  content_hash: string;
+  created_at: number;
+}
+
+export interface SettingTable {
+  key: string;
+  value: string;
+}
+
 export interface Database {
   workspaces: WorkspaceTable;
   people: PersonTable;
@@ -195,4 +224,8 @@ export interface Database {
   activity: ActivityTable;
   tokens: TokenTable;
   connectors: ConnectorTable;
+  doc_states: DocStateTable;
+  doc_leases: DocLeaseTable;
+  idempotency_keys: IdempotencyKeyTable;
+  settings: SettingTable;
 }

@@ -4,7 +4,7 @@ import { newId } from '../../ids.ts';
 import type { Deps } from '../deps.ts';
 import type { Actor } from '../workspace/actor.ts';
 import { artifactFor, effectiveRole, requireRole, type Artifact, type Db } from '../workspace/access.ts';
-import { artifactText } from '../workspace/artifact-text.ts';
+import type { Anchors } from '../documents/anchors.ts';
 import { findMentions, resolveMentions } from './mentions.ts';
 
 /** Replies shown per thread; older ones are left out and `more_replies` says so. */
@@ -31,6 +31,10 @@ export interface Thread {
   agent_requests: string[];
 }
 
+function anchorField(excerpt: string | null): { anchor_excerpt?: string } {
+  return excerpt === null ? {} : { anchor_excerpt: excerpt };
+}
+
 function requireBody(body: unknown): string {
   if (typeof body !== 'string' || body.trim() === '')
     throw invalid('body_markdown must be a non-empty string');
@@ -38,15 +42,7 @@ function requireBody(body: unknown): string {
   return body;
 }
 
-/** Where an excerpt occurs exactly once in a text, or null (absent, empty or ambiguous). */
-export function uniqueOffset(text: string | null, excerpt: string): number | null {
-  if (text === null || excerpt === '') return null;
-  const first = text.indexOf(excerpt);
-  if (first < 0 || text.indexOf(excerpt, first + 1) >= 0) return null;
-  return first;
-}
-
-export function commentsService(deps: Deps) {
+export function commentsService(deps: Deps, anchors: Anchors) {
   const { db } = deps;
 
   async function labels(ids: string[]): Promise<Map<string, string>> {
@@ -66,6 +62,17 @@ export function commentsService(deps: Deps) {
     if (!includeResolved) query = query.where('status', '=', 'open');
     const threads = await query.orderBy('id', 'asc').execute();
     const ids = threads.map((t) => t.id);
+    const where = await anchors.current(artifact, threads);
+    for (const t of threads) {
+      const moved = where.get(t.id)?.moved;
+      if (moved) {
+        await db
+          .updateTable('threads')
+          .set({ anchor_start: moved.start, anchor_rel_start: moved.relStart, anchor_rel_end: moved.relEnd })
+          .where('id', '=', t.id)
+          .execute();
+      }
+    }
     const replies = ids.length
       ? await db
           .selectFrom('comments')
@@ -90,7 +97,7 @@ export function commentsService(deps: Deps) {
       return {
         thread_id: t.id,
         status: t.status === 'resolved' ? 'resolved' : 'open',
-        ...(t.anchor_excerpt !== null ? { anchor_excerpt: t.anchor_excerpt } : {}),
+        ...anchorField(where.get(t.id)?.excerpt ?? null),
         author_label: names.get(t.author_id) ?? 'Someone',
         body: t.body,
         created_at: t.created_at,
@@ -127,8 +134,12 @@ export function commentsService(deps: Deps) {
     const excerpt =
       typeof input.anchor_excerpt === 'string' && input.anchor_excerpt !== '' ? input.anchor_excerpt : null;
 
+    // The anchor is found in the live text first; the transaction then checks the role again.
+    const before = await artifactFor(db, actor, input.document_id);
+    requireRole(before, 'commenter');
+    const anchor = threadId || excerpt === null ? null : await anchors.locate(before.artifact, excerpt);
     const outcome = await db.transaction().execute(async (trx) => {
-      const access = await artifactFor(trx, actor, input.document_id);
+      const access = await artifactFor(trx, actor, before.artifact.id);
       requireRole(access, 'commenter');
       const now = Date.now();
       if (threadId) {
@@ -161,7 +172,6 @@ export function commentsService(deps: Deps) {
           mentions,
         };
       }
-      const offset = excerpt === null ? null : uniqueOffset(artifactText(access.artifact), excerpt);
       const id = newId('thr');
       await trx
         .insertInto('threads')
@@ -170,8 +180,10 @@ export function commentsService(deps: Deps) {
           artifact_id: access.artifact.id,
           author_id: actor.personId,
           body,
-          anchor_excerpt: offset === null ? null : excerpt,
-          anchor_start: offset,
+          anchor_excerpt: anchor === null ? null : excerpt,
+          anchor_start: anchor?.start ?? null,
+          anchor_rel_start: anchor?.relStart ?? null,
+          anchor_rel_end: anchor?.relEnd ?? null,
           status: 'open',
           resolved_by: null,
           resolved_at: null,
@@ -183,7 +195,7 @@ export function commentsService(deps: Deps) {
         artifact: access.artifact,
         reply: false as const,
         thread_id: id,
-        anchored: offset !== null,
+        anchored: anchor !== null,
         mentions,
       };
     });

@@ -1,0 +1,394 @@
+import { DomainError, invalid } from '../../errors.ts';
+import { newId } from '../../ids.ts';
+import type { Actor } from '../workspace/actor.ts';
+import { artifactFor, requireRole, type Artifact } from '../workspace/access.ts';
+import type { Deps } from '../deps.ts';
+import { findExcerpt, nearestPassages, shorten } from './excerpt.ts';
+import type { Lease } from './lease.ts';
+import {
+  blockArray,
+  blocksChanged,
+  blockText,
+  digestBlocks,
+  isDeleted,
+  liveBlocks,
+  newBlock,
+  projection,
+  type BlockDigest,
+  type BlockMap,
+} from './model.ts';
+import type { DocumentStore, KeptBlock, LiveDoc } from './store.ts';
+import { capPrefix, CONTENT_CAP, normalizeNewlines, splitBlocks } from './text.ts';
+
+export const MODES = ['append', 'replace_section', 'replace_all', 'fill_empty'] as const;
+export type Mode = (typeof MODES)[number];
+
+/** New blocks land in steps of this many, so people see a long write arrive and can react. */
+const BLOCKS_PER_STEP = 32;
+
+export interface EditInput {
+  document_id?: unknown;
+  mode?: unknown;
+  content_markdown?: unknown;
+  section_excerpt?: unknown;
+  expected_version?: unknown;
+  dry_run?: unknown;
+}
+
+interface Checked {
+  mode: Mode;
+  content: string;
+  excerpt: string | undefined;
+  expected: number | undefined;
+  dryRun: boolean;
+}
+
+function checkInput(input: EditInput): Checked {
+  const mode = input.mode;
+  if (typeof mode !== 'string' || !(MODES as readonly string[]).includes(mode)) {
+    throw invalid('mode must be append, replace_section, replace_all or fill_empty');
+  }
+  if (typeof input.content_markdown !== 'string') throw invalid('content_markdown must be a string');
+  let excerpt: string | undefined;
+  if (mode === 'replace_section') {
+    if (typeof input.section_excerpt !== 'string' || input.section_excerpt.trim() === '') {
+      throw invalid('section_excerpt is required for replace_section');
+    }
+    excerpt = normalizeNewlines(input.section_excerpt);
+  }
+  const expected = input.expected_version;
+  if (expected === undefined) {
+    if (mode === 'replace_all') throw invalid('expected_version is required for replace_all');
+  } else if (typeof expected !== 'number' || !Number.isSafeInteger(expected) || expected < 0) {
+    throw invalid('expected_version must be a non-negative integer');
+  }
+  if (input.dry_run !== undefined && typeof input.dry_run !== 'boolean')
+    throw invalid('dry_run must be a boolean');
+  return {
+    mode: mode as Mode,
+    content: normalizeNewlines(input.content_markdown),
+    excerpt,
+    expected: expected as number | undefined,
+    dryRun: input.dry_run === true,
+  };
+}
+
+/** Only documents are edited here; pages and tables are named with what to use instead. */
+export function requireDocument(artifact: Artifact): void {
+  if (artifact.type === 'document') return;
+  if (artifact.type === 'html_app') {
+    throw new DomainError(
+      'wrong_type',
+      'That artifact is an HTML page, not a document. Use write_page to change it.',
+      {
+        prefixed: false,
+      },
+    );
+  }
+  throw new DomainError(
+    'wrong_type',
+    'That artifact is a table, and tables cannot be edited with these tools.',
+    {
+      prefixed: false,
+    },
+  );
+}
+
+interface Target {
+  /** Blocks the write replaces (in order), with their text when the write resolved them. */
+  blocks: { map: BlockMap; text: string }[];
+  /** The block the new text follows; null to start at the top, undefined to go at the end. */
+  after: BlockMap | null | undefined;
+}
+
+/** Where a write goes, or the refusal the spec gives for it. */
+function resolveTarget(live: LiveDoc, checked: Checked): Target {
+  const blocks = liveBlocks(live.doc);
+  switch (checked.mode) {
+    case 'append':
+      return { blocks: [], after: undefined };
+    case 'replace_all':
+      return { blocks: blocks.map((b) => ({ map: b.map, text: b.text })), after: blocks.at(-1)?.map ?? null };
+    case 'fill_empty': {
+      if (projection(live.doc).trim() !== '') {
+        throw new DomainError(
+          'not_empty',
+          'not_empty: the document already has content, so fill_empty wrote nothing',
+          {
+            data: { error: 'not_empty' },
+          },
+        );
+      }
+      return { blocks: blocks.map((b) => ({ map: b.map, text: b.text })), after: blocks.at(-1)?.map ?? null };
+    }
+    case 'replace_section': {
+      const text = blocks.map((b) => b.text).join('');
+      const spans = findExcerpt(text, checked.excerpt!);
+      if (spans.length === 0) {
+        throw new DomainError(
+          'excerpt_not_found',
+          'excerpt_not_found: section_excerpt does not match the document; the nearest passages are listed in candidates',
+          {
+            data: {
+              error: 'excerpt_not_found',
+              candidates: nearestPassages(
+                blocks.map((b) => b.text),
+                checked.excerpt!,
+              ),
+            },
+          },
+        );
+      }
+      if (spans.length > 1) {
+        throw new DomainError(
+          'excerpt_ambiguous',
+          `excerpt_ambiguous: section_excerpt matches ${spans.length} places; quote more of the section`,
+          {
+            data: {
+              error: 'excerpt_ambiguous',
+              locations: spans.map((s) => ({
+                excerpt: shorten(text.slice(Math.max(0, s.start - 40), Math.min(text.length, s.end + 40))),
+              })),
+            },
+          },
+        );
+      }
+      const { start, end } = spans[0]!;
+      const covered: { map: BlockMap; text: string }[] = [];
+      let at = 0;
+      for (const b of blocks) {
+        const blockEnd = at + b.text.length;
+        if (blockEnd > start && at < end) covered.push({ map: b.map, text: b.text });
+        at = blockEnd;
+      }
+      return { blocks: covered, after: covered.at(-1)!.map };
+    }
+  }
+}
+
+export interface EditDeps {
+  deps: Deps;
+  store: DocumentStore;
+  acquire(artifactId: string, holder: string): Promise<Lease>;
+  changedSince(artifactId: string, version: number, now: BlockDigest): Promise<number | undefined>;
+}
+
+function indexOf(live: LiveDoc, map: BlockMap): number {
+  const blocks = blockArray(live.doc);
+  for (let i = 0; i < blocks.length; i++) if (blocks.get(i) === map) return i;
+  return -1;
+}
+
+/** Still in the document and not removed: a person may have deleted it while we waited. */
+function present(live: LiveDoc, map: BlockMap): boolean {
+  return !isDeleted(map) && indexOf(live, map) >= 0;
+}
+
+export function editor({ deps, store, acquire, changedSince }: EditDeps) {
+  const { db } = deps;
+
+  async function edit(actor: Actor, input: EditInput) {
+    const checked = checkInput(input);
+    const access = await artifactFor(db, actor, input.document_id);
+    requireDocument(access.artifact);
+    requireRole(access, 'editor');
+    const id = access.artifact.id;
+
+    if (checked.dryRun) {
+      const live = await store.open(id);
+      await store.refresh(live);
+      const current = await currentVersion(id);
+      const target = resolveTarget(live, checked);
+      checkVersion(checked, current, undefined);
+      return {
+        dry_run: true as const,
+        document_id: id,
+        mode: checked.mode,
+        resolved: true,
+        block_ids: target.blocks.map((b) => b.map.get('id') as string),
+        current_version: current,
+        version_drift: checked.expected !== undefined && checked.expected !== current,
+      };
+    }
+
+    const lease = await acquire(id, newId('lease'));
+    const live = await store.open(id);
+    const watch = store.beginWrite(live);
+    try {
+      // Within the lease and its transaction of record, the role is checked again.
+      requireRole(await artifactFor(db, actor, id), 'editor');
+      await store.refresh(live);
+      await store.flush(id);
+      const target = resolveTarget(live, checked);
+      const version = await currentVersion(id);
+      const digest = digestBlocks(live.doc);
+      const drift = checked.expected !== undefined && checked.expected !== version;
+      const changed = drift ? await changedSince(id, checked.expected!, digest) : undefined;
+      checkVersion(checked, version, changed);
+
+      // Every agent write is checkpointed before it lands.
+      const checkpointId = newId('ver');
+      await db
+        .insertInto('checkpoints')
+        .values({
+          id: checkpointId,
+          artifact_id: id,
+          doc_version: version,
+          reason: 'agent_edit',
+          label: null,
+          pinned: 0,
+          author_id: actor.personId,
+          instruction: `edit_document ${checked.mode}`,
+          content: projection(live.doc),
+          kept_json: null,
+          blocks_json: JSON.stringify(digest),
+          created_at: Date.now(),
+        })
+        .execute();
+
+      const outcome = await apply(live, checked, target, watch.removed);
+      if (outcome.gone) {
+        await db.deleteFrom('checkpoints').where('id', '=', checkpointId).execute();
+        throw new DomainError(
+          'selection_gone',
+          'selection_gone: the section you meant to replace was removed before the write landed; nothing was written',
+          { data: { error: 'selection_gone' } },
+        );
+      }
+      const newVersion = await store.persist(live, {
+        reason: 'agent_edit',
+        authorId: actor.personId,
+        instruction: null,
+      });
+      const kept: KeptBlock[] = [...outcome.kept, ...watch.kept];
+      if (kept.length > 0) {
+        await db
+          .updateTable('checkpoints')
+          .set({ kept_json: JSON.stringify(keptBlocks(kept)) })
+          .where('id', '=', checkpointId)
+          .execute();
+      }
+      deps.emit({
+        type: 'document.edited',
+        workspaceId: actor.workspaceId,
+        actorId: actor.personId,
+        data: { document_id: id, version: newVersion, mode: checked.mode, by: 'agent' },
+      });
+      const rest = checked.content.slice(outcome.written.length);
+      return {
+        document_id: id,
+        mode: checked.mode,
+        new_version: newVersion,
+        written_chars: outcome.written.length,
+        stopped_early: outcome.stop !== undefined,
+        ...(outcome.stop ? { stop_reason: outcome.stop } : {}),
+        ...(outcome.stop === 'cap'
+          ? {
+              next_step: `Call edit_document with mode "append" and content_markdown set to the rest of your content: the ${rest.length} characters from character ${outcome.written.length} on, which begin ${JSON.stringify(rest.slice(0, 60))}.`,
+            }
+          : {}),
+        ...(outcome.stop === 'anchor_gone'
+          ? {
+              next_step:
+                'Someone removed the section while it was being written; do not add it again. Read the document to see what stands now.',
+            }
+          : {}),
+        ...(checked.expected !== undefined ? { version_drift: drift } : {}),
+        ...(changed !== undefined ? { blocks_changed_since: changed } : {}),
+        ...(kept.length > 0 ? { kept_blocks: keptBlocks(kept) } : {}),
+      };
+    } finally {
+      store.endWrite(live);
+      await lease.release();
+    }
+  }
+
+  async function currentVersion(id: string): Promise<number> {
+    const row = await db
+      .selectFrom('artifacts')
+      .select('version')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    return row.version;
+  }
+
+  function checkVersion(checked: Checked, current: number, changed: number | undefined): void {
+    if (checked.mode !== 'replace_all' || checked.expected === current) return;
+    throw new DomainError(
+      'version_conflict',
+      `version_conflict: the document moved from version ${checked.expected} to ${current} since your read. Read it again and retry with expected_version ${current}.`,
+      {
+        data: {
+          error: 'version_conflict',
+          expected_version: checked.expected,
+          current_version: current,
+          ...(changed !== undefined ? { blocks_changed_since: changed } : {}),
+        },
+      },
+    );
+  }
+
+  /**
+   * Lands the write: new blocks after the target, in steps; the blocks replaced are marked
+   * deleted, except those a person changed since the write resolved them, which are kept.
+   */
+  async function apply(live: LiveDoc, checked: Checked, target: Target, removed: Set<BlockMap>) {
+    const kept: KeptBlock[] = [];
+    if (checked.mode === 'replace_section' && target.blocks.every((b) => !present(live, b.map))) {
+      return { gone: true as const, kept, written: '', stop: undefined };
+    }
+    let content = capPrefix(checked.content, CONTENT_CAP);
+    let stop: 'cap' | 'anchor_gone' | undefined = content.length < checked.content.length ? 'cap' : undefined;
+    const origin = store.agentOrigin;
+
+    live.doc.transact(() => {
+      for (const { map, text } of target.blocks) {
+        if (!present(live, map)) continue;
+        if (blockText(map).toString() !== text) {
+          kept.push({ id: map.get('id') as string, excerpt: blockText(map).toString().trim().slice(0, 200) });
+          continue;
+        }
+        map.set('deleted', true);
+        removed.add(map);
+      }
+      if (checked.mode === 'append') {
+        const text = projection(live.doc);
+        const last = liveBlocks(live.doc).at(-1);
+        // The appended text starts on a line of its own.
+        if (last && text !== '' && !text.endsWith('\n') && content !== '')
+          blockText(last.map).insert(last.text.length, '\n');
+      }
+    }, origin);
+
+    const pieces = splitBlocks(content);
+    let anchor: BlockMap | null | undefined = target.after;
+    let written = '';
+    for (let i = 0; i < pieces.length; i += BLOCKS_PER_STEP) {
+      if (i > 0) {
+        await new Promise((resolve) => setImmediate(resolve));
+        // A person removed what this write was adding to: stop, and say not to add it again.
+        if (anchor && !present(live, anchor) && !removed.has(anchor)) {
+          stop = 'anchor_gone';
+          break;
+        }
+      }
+      const step = pieces.slice(i, i + BLOCKS_PER_STEP);
+      const maps = step.map(newBlock);
+      live.doc.transact(() => {
+        const blocks = blockArray(live.doc);
+        const at = anchor === undefined ? blocks.length : anchor === null ? 0 : indexOf(live, anchor) + 1;
+        blocks.insert(at < 0 ? blocks.length : at, maps);
+      }, origin);
+      anchor = maps.at(-1)!;
+      written += step.join('');
+    }
+    if (stop === 'anchor_gone') content = written;
+    return { gone: false as const, kept, written: stop === 'anchor_gone' ? written : content, stop };
+  }
+
+  return { edit };
+}
+
+function keptBlocks(kept: KeptBlock[]) {
+  return { count: kept.length, excerpts: kept.map((k) => k.excerpt) };
+}

@@ -1,0 +1,96 @@
+import { DomainError } from '../../errors.ts';
+import type { Deps } from '../deps.ts';
+
+/** Writers queue this long for a document before they are told to come back later. */
+export const LEASE_WAIT_MS = 12_000;
+/** A lease lapses on its own this long after it was taken, should its holder die. */
+export const LEASE_TTL_MS = 30_000;
+
+export interface Lease {
+  release(): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * One agent writer per document at a time, across every server process: the lease is a row
+ * with an expiry. Writers in this process also queue in order, so they do not race each other.
+ */
+export function leases(deps: Deps) {
+  const local = new Map<string, Promise<void>>();
+
+  async function takeRow(artifactId: string, holder: string): Promise<boolean> {
+    const now = Date.now();
+    const result = await deps.db
+      .insertInto('doc_leases')
+      .values({ artifact_id: artifactId, holder, expires_at: now + LEASE_TTL_MS })
+      .onConflict((oc) =>
+        oc
+          .column('artifact_id')
+          .doUpdateSet({ holder, expires_at: now + LEASE_TTL_MS })
+          .where('doc_leases.expires_at', '<', now),
+      )
+      .executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+  }
+
+  async function retryAfter(artifactId: string): Promise<number> {
+    const row = await deps.db
+      .selectFrom('doc_leases')
+      .select('expires_at')
+      .where('artifact_id', '=', artifactId)
+      .executeTakeFirst();
+    return Math.max(1, Math.min(30, Math.ceil(((row?.expires_at ?? Date.now()) - Date.now()) / 1000)));
+  }
+
+  function busy(seconds: number): DomainError {
+    return new DomainError(
+      'write_conflict',
+      `write_conflict: another agent is writing to this document; retry in ${seconds} s`,
+      { data: { error: 'write_conflict', retry_after_seconds: seconds } },
+    );
+  }
+
+  /** Waits in line for the document's lease, or fails with `write_conflict` and when to retry. */
+  async function acquire(artifactId: string, holder: string, waitMs = LEASE_WAIT_MS): Promise<Lease> {
+    const deadline = Date.now() + waitMs;
+    const before = local.get(artifactId) ?? Promise.resolve();
+    let releaseLocal!: () => void;
+    const mine = new Promise<void>((resolve) => (releaseLocal = resolve));
+    const tail = before.then(() => mine);
+    local.set(artifactId, tail);
+    const done = () => {
+      releaseLocal();
+      if (local.get(artifactId) === tail) local.delete(artifactId);
+    };
+    const turn = await Promise.race([before.then(() => true), sleep(waitMs).then(() => false)]);
+    if (!turn) {
+      // Leave the queue in order: the next in line waits for the one ahead of us, not for us.
+      void before.then(done);
+      throw busy(await retryAfter(artifactId));
+    }
+    for (let pause = 10; ; pause = Math.min(pause * 2, 200)) {
+      if (await takeRow(artifactId, holder)) break;
+      if (Date.now() + pause > deadline) {
+        done();
+        throw busy(await retryAfter(artifactId));
+      }
+      await sleep(pause);
+    }
+    return {
+      async release() {
+        try {
+          await deps.db
+            .deleteFrom('doc_leases')
+            .where('artifact_id', '=', artifactId)
+            .where('holder', '=', holder)
+            .execute();
+        } finally {
+          done();
+        }
+      },
+    };
+  }
+
+  return { acquire };
+}

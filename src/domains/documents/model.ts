@@ -1,0 +1,104 @@
+import { createHash } from 'node:crypto';
+import * as Y from 'yjs';
+import { newId } from '../../ids.ts';
+import { splitBlocks } from './text.ts';
+
+/**
+ * A document is a Y.Doc holding a Y.Array of blocks; each block is a Y.Map with a stable `id`,
+ * a Y.Text of its raw markdown and, once an agent removed it, `deleted: true`. Removed blocks
+ * stay until no write or replica can still need them, so a person's edit that lands in one
+ * during a write is kept rather than lost.
+ */
+export type BlockMap = Y.Map<unknown>;
+
+export interface LiveBlock {
+  id: string;
+  text: string;
+  map: BlockMap;
+  /** Position in the Y.Array, deleted blocks included. */
+  index: number;
+}
+
+export function blockArray(doc: Y.Doc): Y.Array<BlockMap> {
+  return doc.getArray<BlockMap>('blocks');
+}
+
+export function blockText(map: BlockMap): Y.Text {
+  return map.get('text') as Y.Text;
+}
+
+export function isDeleted(map: BlockMap): boolean {
+  return map.get('deleted') === true;
+}
+
+export function newBlock(text: string): BlockMap {
+  const map = new Y.Map<unknown>();
+  map.set('id', newId('blk'));
+  map.set('text', new Y.Text(text));
+  return map;
+}
+
+export function liveBlocks(doc: Y.Doc): LiveBlock[] {
+  const out: LiveBlock[] = [];
+  blockArray(doc).forEach((map, index) => {
+    if (!isDeleted(map))
+      out.push({ id: map.get('id') as string, text: blockText(map).toString(), map, index });
+  });
+  return out;
+}
+
+/** The markdown: the live blocks' text, in order. Editor-only annotations are not part of it. */
+export function projection(doc: Y.Doc): string {
+  let out = '';
+  for (const map of blockArray(doc)) if (!isDeleted(map)) out += blockText(map).toString();
+  return out;
+}
+
+export function docFromMarkdown(markdown: string): Y.Doc {
+  const doc = new Y.Doc();
+  const blocks = splitBlocks(markdown);
+  if (blocks.length) blockArray(doc).insert(0, blocks.map(newBlock));
+  return doc;
+}
+
+export function encodeState(doc: Y.Doc): string {
+  return Buffer.from(Y.encodeStateAsUpdate(doc)).toString('base64');
+}
+
+export function docFromState(state: string): Y.Doc {
+  const doc = new Y.Doc();
+  Y.applyUpdate(doc, Buffer.from(state, 'base64'));
+  return doc;
+}
+
+/** Block ids with a short hash of each text: enough to say later how many blocks changed. */
+export type BlockDigest = [id: string, hash: string][];
+
+export function digestBlocks(doc: Y.Doc): BlockDigest {
+  return liveBlocks(doc).map((b) => [b.id, createHash('sha1').update(b.text).digest('base64').slice(0, 12)]);
+}
+
+/** How many blocks were added, removed or changed between two digests. */
+export function blocksChanged(then: BlockDigest, now: BlockDigest): number {
+  const before = new Map(then);
+  const after = new Map(now);
+  let changed = 0;
+  for (const [id, hash] of after) if (before.get(id) !== hash) changed++;
+  for (const id of before.keys()) if (!after.has(id)) changed++;
+  return changed;
+}
+
+/** Drops blocks marked deleted; only when no write and no replica can still need them. */
+export function compact(doc: Y.Doc): number {
+  const blocks = blockArray(doc);
+  let removed = 0;
+  doc.transact(() => {
+    for (let i = blocks.length - 1; i >= 0; i--) {
+      if (isDeleted(blocks.get(i))) {
+        blocks.delete(i, 1);
+        removed++;
+      }
+    }
+  }, 'compact');
+  return removed;
+}

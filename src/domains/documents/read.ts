@@ -1,0 +1,103 @@
+import { notFound } from '../../errors.ts';
+import type { Deps } from '../deps.ts';
+import type { Actor } from '../workspace/actor.ts';
+import { artifactFor } from '../workspace/access.ts';
+import { artifactText } from '../workspace/artifact-text.ts';
+import { blocksChanged, type BlockDigest } from './model.ts';
+import type { DocumentStore } from './store.ts';
+import { pairSafeIndex, sliceWindow } from './text.ts';
+
+export const WINDOW_MAX = 24_000;
+export const VERSIONS_SHOWN = 20;
+
+/** A number argument clamped into range; anything not a finite number takes the default. */
+export function clampNumber(value: unknown, min: number, max: number, fallback: number): number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) return fallback;
+  return Math.min(max, Math.max(min, Math.floor(value)));
+}
+
+export function reader(deps: Deps, store: DocumentStore) {
+  const { db } = deps;
+
+  async function read(actor: Actor, input: { document_id?: unknown; offset?: unknown; window?: unknown }) {
+    const { artifact } = await artifactFor(db, actor, input.document_id);
+    let text: string | null;
+    if (artifact.type === 'document') text = await store.currentMarkdown(artifact.id, artifact.content);
+    else text = artifactText(artifact);
+    if (text === null) throw notFound();
+    const offset = pairSafeIndex(text, clampNumber(input.offset, 0, Number.MAX_SAFE_INTEGER, 0));
+    const window = clampNumber(input.window, 1, WINDOW_MAX, WINDOW_MAX);
+    const markdown = sliceWindow(text, offset, window);
+    return {
+      document_id: artifact.id,
+      title: artifact.title,
+      type: artifact.type as 'document' | 'html_app' | 'table',
+      markdown,
+      version: artifact.version,
+      size_chars: text.length,
+      offset: Math.min(offset, text.length),
+      window,
+      truncated: offset + markdown.length < text.length,
+      archived: artifact.status === 'archived',
+      ...(artifact.conversation_id ? { parent: { conversation_id: artifact.conversation_id } } : {}),
+    };
+  }
+
+  async function versions(actor: Actor, input: { document_id?: unknown }) {
+    const { artifact } = await artifactFor(db, actor, input.document_id);
+    const rows = await db
+      .selectFrom('checkpoints')
+      .leftJoin('people', 'people.id', 'checkpoints.author_id')
+      .select([
+        'checkpoints.id',
+        'checkpoints.doc_version',
+        'checkpoints.reason',
+        'checkpoints.label',
+        'checkpoints.pinned',
+        'checkpoints.instruction',
+        'checkpoints.kept_json',
+        'checkpoints.created_at',
+        'people.name as author',
+      ])
+      .where('checkpoints.artifact_id', '=', artifact.id)
+      .orderBy('checkpoints.id', 'desc')
+      .limit(VERSIONS_SHOWN)
+      .execute();
+    return {
+      document_id: artifact.id,
+      versions: rows.map((r) => ({
+        version_id: r.id,
+        doc_version: r.doc_version,
+        reason: r.reason as 'agent_edit' | 'edit' | 'restore' | 'export' | 'named',
+        label: r.label,
+        pinned: r.pinned === 1,
+        ...(r.author ? { author_label: r.author } : {}),
+        ...(r.instruction ? { instruction: r.instruction } : {}),
+        created_at: r.created_at,
+        ...(r.kept_json
+          ? { kept_blocks: JSON.parse(r.kept_json) as { count: number; excerpts: string[] } }
+          : {}),
+      })),
+    };
+  }
+
+  /** Blocks changed since a version, while a version row still holds its block list. */
+  async function changedSince(
+    artifactId: string,
+    version: number,
+    now: BlockDigest,
+  ): Promise<number | undefined> {
+    const row = await db
+      .selectFrom('checkpoints')
+      .select('blocks_json')
+      .where('artifact_id', '=', artifactId)
+      .where('doc_version', '=', version)
+      .where('blocks_json', 'is not', null)
+      .orderBy('id', 'desc')
+      .executeTakeFirst();
+    if (!row?.blocks_json) return undefined;
+    return blocksChanged(JSON.parse(row.blocks_json) as BlockDigest, now);
+  }
+
+  return { read, versions, changedSince };
+}

@@ -1,0 +1,319 @@
+import * as Y from 'yjs';
+import { newId } from '../../ids.ts';
+import type { Deps } from '../deps.ts';
+import type { Db } from '../workspace/access.ts';
+import {
+  blockArray,
+  blockText,
+  compact,
+  digestBlocks,
+  docFromMarkdown,
+  docFromState,
+  encodeState,
+  isDeleted,
+  projection,
+  type BlockMap,
+} from './model.ts';
+
+export interface StoreOptions {
+  /** A person's edits become one stored version after this long without another. */
+  editQuietMs?: number;
+  /** A document nobody used for this long leaves memory. */
+  idleMs?: number;
+  /** At most this many documents stay in memory; the least recently used leave first. */
+  maxLoaded?: number;
+}
+
+export interface KeptBlock {
+  id: string;
+  excerpt: string;
+}
+
+/** Watches a write in flight: removed blocks a person edits meanwhile are restored and named. */
+interface KeptWatch {
+  removed: Set<BlockMap>;
+  kept: KeptBlock[];
+}
+
+export interface LiveDoc {
+  id: string;
+  doc: Y.Doc;
+  lastUsed: number;
+  /** People whose edits are not stored yet, and the timer that will store them. */
+  pendingEditors: Set<string>;
+  timer: NodeJS.Timeout | undefined;
+  watch: KeptWatch | undefined;
+  /** Agent writes and replicas that may still refer to removed blocks. */
+  users: number;
+  /** When the state this copy last read or wrote was stored. */
+  storedAt: number;
+}
+
+export interface PersistOptions {
+  reason: 'agent_edit' | 'edit';
+  authorId: string | null;
+  instruction: string | null;
+  kept?: KeptBlock[];
+}
+
+const AGENT_ORIGIN = 'agent';
+
+export function documentStore(deps: Deps, options: StoreOptions = {}) {
+  const { db } = deps;
+  const editQuietMs = options.editQuietMs ?? 2_000;
+  const idleMs = options.idleMs ?? 60_000;
+  const maxLoaded = options.maxLoaded ?? 200;
+  const loaded = new Map<string, LiveDoc>();
+  const loading = new Map<string, Promise<LiveDoc>>();
+  let sweeper: NodeJS.Timeout | undefined;
+
+  function watchUpdates(live: LiveDoc) {
+    live.doc.on('afterTransaction', (tr: Y.Transaction) => {
+      if (tr.origin === AGENT_ORIGIN || tr.origin === 'compact' || tr.origin === 'load') return;
+      const watch = live.watch;
+      if (!watch || watch.removed.size === 0) return;
+      // A person's edit landed in a block an agent is removing: keep it, next to the new text.
+      for (const map of watch.removed) {
+        const text = blockText(map);
+        if (isDeleted(map) && tr.changed.has(text as unknown as Y.AbstractType<Y.YEvent<Y.Text>>)) {
+          live.doc.transact(() => map.delete('deleted'), AGENT_ORIGIN);
+          watch.removed.delete(map);
+          watch.kept.push({ id: map.get('id') as string, excerpt: text.toString().trim().slice(0, 200) });
+        }
+      }
+    });
+  }
+
+  async function load(id: string): Promise<LiveDoc> {
+    const row = await db
+      .selectFrom('doc_states')
+      .select(['state', 'updated_at'])
+      .where('artifact_id', '=', id)
+      .executeTakeFirst();
+    let doc: Y.Doc;
+    let storedAt = row?.updated_at ?? 0;
+    if (row) {
+      doc = docFromState(row.state);
+      // Nothing can refer to removed blocks of a document no one has open.
+      compact(doc);
+    } else {
+      const artifact = await db
+        .selectFrom('artifacts')
+        .select('content')
+        .where('id', '=', id)
+        .executeTakeFirst();
+      doc = docFromMarkdown(artifact?.content ?? '');
+      storedAt = await saveState(db, id, doc);
+    }
+    const live: LiveDoc = {
+      id,
+      doc,
+      lastUsed: Date.now(),
+      pendingEditors: new Set(),
+      timer: undefined,
+      watch: undefined,
+      users: 0,
+      storedAt,
+    };
+    watchUpdates(live);
+    loaded.set(id, live);
+    evictOverflow();
+    sweeper ??= setInterval(() => void evictIdle(), Math.max(1000, Math.min(idleMs, 30_000))).unref();
+    return live;
+  }
+
+  /** The live document, loaded from storage on first use. */
+  async function open(id: string): Promise<LiveDoc> {
+    const live = loaded.get(id);
+    if (live) {
+      live.lastUsed = Date.now();
+      return live;
+    }
+    let pending = loading.get(id);
+    if (!pending) {
+      pending = load(id).finally(() => loading.delete(id));
+      loading.set(id, pending);
+    }
+    return pending;
+  }
+
+  /** The current markdown, live when the document is in memory, else as last stored. */
+  async function currentMarkdown(id: string, stored: string | null): Promise<string> {
+    const live = loaded.get(id);
+    return live ? projection(live.doc) : (stored ?? '');
+  }
+
+  async function saveState(trx: Db, id: string, doc: Y.Doc): Promise<number> {
+    const state = encodeState(doc);
+    const now = Date.now();
+    await trx
+      .insertInto('doc_states')
+      .values({ artifact_id: id, state, updated_at: now })
+      .onConflict((oc) => oc.column('artifact_id').doUpdateSet({ state, updated_at: now }))
+      .execute();
+    return now;
+  }
+
+  /**
+   * Merges what another process stored since this copy last read or wrote (Yjs states merge
+   * without loss), so a write under the lease starts from everything stored.
+   */
+  async function refresh(live: LiveDoc): Promise<void> {
+    const row = await db
+      .selectFrom('doc_states')
+      .select(['state', 'updated_at'])
+      .where('artifact_id', '=', live.id)
+      .where('updated_at', '>', live.storedAt)
+      .executeTakeFirst();
+    if (!row) return;
+    Y.applyUpdate(live.doc, Buffer.from(row.state, 'base64'), 'load');
+    live.storedAt = row.updated_at;
+  }
+
+  /**
+   * Stores the document as it now is and moves its version on by one, recording a version row
+   * (a person's `edit`; an agent's rows are written before its change lands). Returns the new version.
+   */
+  async function persist(live: LiveDoc, opts: PersistOptions): Promise<number> {
+    const markdown = projection(live.doc);
+    return db.transaction().execute(async (trx) => {
+      const now = Date.now();
+      await trx
+        .updateTable('artifacts')
+        .set((eb) => ({ content: markdown, version: eb('version', '+', 1), updated_at: now }))
+        .where('id', '=', live.id)
+        .execute();
+      const { version } = await trx
+        .selectFrom('artifacts')
+        .select('version')
+        .where('id', '=', live.id)
+        .executeTakeFirstOrThrow();
+      live.storedAt = await saveState(trx, live.id, live.doc);
+      if (opts.reason === 'edit') {
+        await trx
+          .insertInto('checkpoints')
+          .values({
+            id: newId('ver'),
+            artifact_id: live.id,
+            doc_version: version,
+            reason: 'edit',
+            label: null,
+            pinned: 0,
+            author_id: opts.authorId,
+            instruction: opts.instruction,
+            content: markdown,
+            kept_json: null,
+            blocks_json: JSON.stringify(digestBlocks(live.doc)),
+            created_at: now,
+          })
+          .execute();
+      }
+      return version;
+    });
+  }
+
+  async function flushPersonEdits(live: LiveDoc): Promise<void> {
+    if (live.timer) clearTimeout(live.timer);
+    live.timer = undefined;
+    if (live.pendingEditors.size === 0) return;
+    const editors = [...live.pendingEditors];
+    live.pendingEditors.clear();
+    const version = await persist(live, {
+      reason: 'edit',
+      authorId: editors.length === 1 ? editors[0]! : null,
+      instruction: editors.length === 1 ? 'live edit' : `live edit by ${editors.length} people`,
+    });
+    const artifact = await db
+      .selectFrom('artifacts')
+      .select('workspace_id')
+      .where('id', '=', live.id)
+      .executeTakeFirst();
+    if (artifact) {
+      deps.emit({
+        type: 'document.edited',
+        workspaceId: artifact.workspace_id,
+        actorId: editors[0]!,
+        data: { document_id: live.id, version, by: 'person' },
+      });
+    }
+  }
+
+  /**
+   * A person's Yjs update, from the live socket or any replica: applied to the live document
+   * at once; stored, with a new version, after a short quiet period (edits coalesce).
+   */
+  async function applyPersonUpdate(id: string, personId: string, update: Uint8Array): Promise<void> {
+    const live = await open(id);
+    Y.applyUpdate(live.doc, update, { person: personId });
+    live.pendingEditors.add(personId);
+    if (live.timer) clearTimeout(live.timer);
+    live.timer = setTimeout(() => {
+      flushPersonEdits(live).catch((error: unknown) =>
+        console.error(`could not store edits to ${id}`, error),
+      );
+    }, editQuietMs);
+    live.timer.unref?.();
+  }
+
+  /** Stores pending edits now (before an agent write, on eviction, on shutdown). */
+  async function flush(id: string): Promise<void> {
+    const live = loaded.get(id);
+    if (live) await flushPersonEdits(live);
+  }
+
+  async function evict(live: LiveDoc): Promise<void> {
+    if (live.users > 0) return;
+    await flushPersonEdits(live);
+    if (live.users > 0 || loaded.get(live.id) !== live) return;
+    loaded.delete(live.id);
+    live.doc.destroy();
+  }
+
+  function evictOverflow() {
+    if (loaded.size <= maxLoaded) return;
+    const idle = [...loaded.values()].filter((l) => l.users === 0).sort((a, b) => a.lastUsed - b.lastUsed);
+    for (const live of idle.slice(0, loaded.size - maxLoaded)) {
+      void evict(live).catch((error: unknown) => console.error(`could not evict ${live.id}`, error));
+    }
+  }
+
+  async function evictIdle(): Promise<void> {
+    const cutoff = Date.now() - idleMs;
+    for (const live of [...loaded.values()]) if (live.lastUsed < cutoff) await evict(live);
+  }
+
+  async function close(): Promise<void> {
+    if (sweeper) clearInterval(sweeper);
+    sweeper = undefined;
+    for (const live of [...loaded.values()]) await flushPersonEdits(live);
+  }
+
+  return {
+    open,
+    refresh,
+    currentMarkdown,
+    persist,
+    applyPersonUpdate,
+    flush,
+    saveState,
+    close,
+    loadedCount: () => loaded.size,
+    /** Marks a write in flight so removed blocks edited meanwhile are kept. */
+    beginWrite(live: LiveDoc): KeptWatch {
+      live.users++;
+      live.lastUsed = Date.now();
+      const watch: KeptWatch = { removed: new Set(), kept: [] };
+      live.watch = watch;
+      return watch;
+    },
+    endWrite(live: LiveDoc): void {
+      live.users = Math.max(0, live.users - 1);
+      live.watch = undefined;
+      live.lastUsed = Date.now();
+    },
+    agentOrigin: AGENT_ORIGIN,
+    blocks: blockArray,
+  };
+}
+
+export type DocumentStore = ReturnType<typeof documentStore>;

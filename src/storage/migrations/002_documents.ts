@@ -1,0 +1,36 @@
+import type { Kysely } from 'kysely';
+
+export async function up(db: Kysely<unknown>): Promise<void> {
+  const s = db.schema;
+  // The Yjs state of each document, base64; the markdown projection stays in artifacts.content.
+  await s
+    .createTable('doc_states')
+    .addColumn('artifact_id', 'text', (c) => c.primaryKey().references('artifacts.id'))
+    .addColumn('state', 'text', (c) => c.notNull())
+    .addColumn('updated_at', 'bigint', (c) => c.notNull())
+    .execute();
+  await s
+    .createTable('doc_leases')
+    .addColumn('artifact_id', 'text', (c) => c.primaryKey())
+    .addColumn('holder', 'text', (c) => c.notNull())
+    .addColumn('expires_at', 'bigint', (c) => c.notNull())
+    .execute();
+  await s
+    .createTable('idempotency_keys')
+    .addColumn('person_id', 'text', (c) => c.notNull().references('people.id'))
+    .addColumn('key', 'text', (c) => c.notNull())
+    .addColumn('artifact_id', 'text', (c) => c.notNull().references('artifacts.id'))
+    .addColumn('content_hash', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .addPrimaryKeyConstraint('idempotency_keys_pk', ['person_id', 'key'])
+    .execute();
+  await s.alterTable('checkpoints').addColumn('blocks_json', 'text').execute();
+  // Document anchors: Yjs relative positions of the quoted passage's ends, base64.
+  await s.alterTable('threads').addColumn('anchor_rel_start', 'text').execute();
+  await s.alterTable('threads').addColumn('anchor_rel_end', 'text').execute();
+  await s
+    .createTable('settings')
+    .addColumn('key', 'text', (c) => c.primaryKey())
+    .addColumn('value', 'text', (c) => c.notNull())
+    .execute();
+}
