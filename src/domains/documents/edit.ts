@@ -7,7 +7,6 @@ import { findExcerpt, nearestPassages, shorten } from './excerpt.ts';
 import type { Lease } from './lease.ts';
 import {
   blockArray,
-  blocksChanged,
   blockText,
   digestBlocks,
   isDeleted,
