@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { serve } from '@hono/node-server';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -16,7 +17,8 @@ import { loadConfig } from '../src/config.ts';
 import { demoFixture, DEMO_WORKSPACE } from '../src/domains/workspace/demo.ts';
 import { importFixture } from '../src/domains/workspace/import.ts';
 import { SCOPES } from '../src/domains/workspace/actor.ts';
-import { openServices } from '../src/services.ts';
+import { openServices, type Services } from '../src/services.ts';
+import type { Actor } from '../src/domains/workspace/actor.ts';
 import { startServer } from '../src/server.ts';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 2000);
@@ -123,16 +125,23 @@ async function main() {
   await new Promise((r) => bareServer.once('listening', r));
 
   const pageId = ids.artifacts.landing!;
+  const actor = { personId: ada, workspaceId: ids.id, scopes: new Set(SCOPES) };
+  const made = await services.documents.create(actor, { title: 'Bench', content_markdown: bigDocument(0) });
+  const docId = made.document_id;
   const tandemUrl = `${config.publicUrl}/mcp`;
   const bareUrl = 'http://127.0.0.1:18790/mcp';
   // The load comes from a worker thread, so the servers under test keep this thread to themselves.
-  const worker = new Worker(new URL(import.meta.url), { workerData: { tandemUrl, bareUrl, token, pageId } });
+  const worker = new Worker(new URL(import.meta.url), {
+    workerData: { tandemUrl, bareUrl, token, pageId, docId },
+  });
   const report = await new Promise<Report>((resolve, reject) => {
     worker.once('message', resolve);
     worker.once('error', reject);
   });
   await worker.terminate();
   print(report);
+  console.log('');
+  console.log(await memoryInChild());
 
   await server.close();
   await bare.close();
@@ -150,14 +159,16 @@ interface Report {
   readPage: Stats;
   noopRate: number;
   readRate: number;
+  docs: [name: string, stats: Stats, baseline: Stats][];
 }
 
 async function load(): Promise<Report> {
-  const { tandemUrl, bareUrl, token, pageId } = workerData as {
+  const { tandemUrl, bareUrl, token, pageId, docId } = workerData as {
     tandemUrl: string;
     bareUrl: string;
     token: string;
     pageId: string;
+    docId: string;
   };
   const t1 = await client(tandemUrl, token);
   const b1 = await client(bareUrl);
@@ -165,6 +176,33 @@ async function load(): Promise<Report> {
     checked(t1, 'read_page', { page_id: pageId }),
     checked(b1, 'noop', {}),
     CALLS,
+  );
+  const noopCall = checked(b1, 'noop', {});
+  const docCalls = Math.max(100, Math.floor(CALLS / 4));
+  const [readDoc, noopForRead] = await pairedLatencies(
+    checked(t1, 'read_document', { document_id: docId }),
+    noopCall,
+    docCalls,
+  );
+  const [append, noopForAppend] = await pairedLatencies(
+    checked(t1, 'edit_document', {
+      document_id: docId,
+      mode: 'append',
+      content_markdown: 'One more line.\n',
+    }),
+    noopCall,
+    docCalls,
+  );
+  const [replace, noopForReplace] = await pairedLatencies(
+    checked(t1, 'edit_document', {
+      document_id: docId,
+      mode: 'replace_section',
+      section_excerpt: 'the section the benchmark rewrites',
+      content_markdown:
+        '## Section 17: the section the benchmark rewrites\n\nRewritten in the benchmark.\n\n',
+    }),
+    noopCall,
+    docCalls,
   );
   const tandemClients = await Promise.all(
     Array.from({ length: CONCURRENCY }, () => client(tandemUrl, token)),
@@ -176,10 +214,20 @@ async function load(): Promise<Report> {
     SECONDS,
   );
   await Promise.all([...tandemClients, ...bareClients, t1, b1].map((c) => c.close()));
-  return { noop, readPage, noopRate, readRate };
+  return {
+    noop,
+    readPage,
+    noopRate,
+    readRate,
+    docs: [
+      ['read_document', readDoc, noopForRead],
+      ['edit_document append', append, noopForAppend],
+      ['edit_document replace_section', replace, noopForReplace],
+    ],
+  };
 }
 
-function print({ noop, readPage, noopRate, readRate }: Report) {
+function print({ noop, readPage, noopRate, readRate, docs }: Report) {
   const f = (n: number) => n.toFixed(2).padStart(8);
   console.log(
     `Tandem benchmark (Node ${process.versions.node}, SQLite, HTTP on loopback; ${CALLS} sequential calls and ${CONCURRENCY} clients for ${SECONDS}s each, the two servers in alternating rounds)`,
@@ -195,7 +243,70 @@ function print({ noop, readPage, noopRate, readRate }: Report) {
     `read_page / noop  p50 ×${(readPage.p50 / noop.p50).toFixed(2)}  p99 ×${(readPage.p99 / noop.p99).toFixed(2)}  throughput ×${(readRate / noopRate).toFixed(2)}`,
   );
   console.log(`targets: p50 ratio ≤ 1.5; read_page ≥ 1000 calls/s with ${CONCURRENCY} clients`);
+  console.log('');
+  console.log('On a 60,000-character document        p50 ms    p99 ms    ×noop p50  ×noop p99');
+  for (const [name, stats, base] of docs) {
+    const r50 = (stats.p50 / base.p50).toFixed(2).padStart(9);
+    const r99 = (stats.p99 / base.p99).toFixed(2).padStart(9);
+    console.log(`${name.padEnd(36)} ${f(stats.p50)}  ${f(stats.p99)}  ${r50}  ${r99}`);
+  }
+  console.log('target: edits within 5× the no-op baseline');
 }
 
-if (isMainThread) await main();
+/** A document just under the 60,000-character cap, in numbered sections. */
+function bigDocument(seed: number): string {
+  let text = `# Benchmark document ${seed}\n\n`;
+  for (let i = 0; text.length < 59_000; i++) {
+    const heading = i === 17 ? 'Section 17: the section the benchmark rewrites' : `Section ${i}`;
+    text += `## ${heading}\n\nThis paragraph of section ${i} stands in for real prose, long enough to be typical. It has a list:\n\n- one item\n- another item\n\n`;
+  }
+  return text;
+}
+
+/** The memory figure comes from a process of its own, so the load phase's heap does not count. */
+async function memoryInChild(): Promise<string> {
+  const { execFileSync } = await import('node:child_process');
+  return execFileSync(process.execPath, [fileURLToPath(import.meta.url)], {
+    env: { ...process.env, BENCH_PHASE: 'memory' },
+    encoding: 'utf8',
+  }).trim();
+}
+
+async function memoryPhase(): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'tandem-bench-memory-'));
+  const services = await openServices({ sqlitePath: join(dataDir, 'tandem.sqlite') });
+  const ids = (await importFixture(services.deps, demoFixture)).workspaces[DEMO_WORKSPACE]!;
+  const actor = { personId: ids.users['ada@demo.test']!, workspaceId: ids.id, scopes: new Set(SCOPES) };
+  console.log(await cycleDocuments(services, actor));
+  await services.close();
+  rmSync(dataDir, { recursive: true, force: true });
+}
+
+/** Memory after 1,000 documents of 60,000 characters have each been written through the live model. */
+async function cycleDocuments(services: Services, actor: Actor): Promise<string> {
+  const count = Number(process.env.BENCH_DOCUMENTS ?? 1000);
+  const before = process.memoryUsage().rss;
+  const started = performance.now();
+  let peak = before;
+  for (let i = 0; i < count; i++) {
+    const { document_id } = await services.documents.create(actor, {
+      title: `Cycle ${i}`,
+      content_markdown: bigDocument(i),
+    });
+    await services.documents.edit(actor, { document_id, mode: 'append', content_markdown: 'Touched.\n' });
+    if (i % 50 === 0) peak = Math.max(peak, process.memoryUsage().rss);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const after = process.memoryUsage().rss;
+  peak = Math.max(peak, after);
+  const mb = (n: number) => `${(n / 1048576).toFixed(0)} MB`;
+  return [
+    `Cycled ${count} documents of 60,000 characters through the live model (create + append each) in ${seconds.toFixed(1)} s.`,
+    `RSS before ${mb(before)}, peak ${mb(peak)}, after ${mb(after)}; ${services.documents.store.loadedCount()} documents in memory.`,
+    'target: RSS under 400 MB',
+  ].join('\n');
+}
+
+if (process.env.BENCH_PHASE === 'memory') await memoryPhase();
+else if (isMainThread) await main();
 else parentPort!.postMessage(await load());

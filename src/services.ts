@@ -43,6 +43,11 @@ export function createServices(storage: Storage, options: ServiceOptions = {}) {
     people: peopleService(deps),
     tokens: tokensService(deps),
     activity: activityService(deps),
+    /** Stores what is pending (people's edits) and closes the database. */
+    async close() {
+      await documents.close();
+      await storage.close();
+    },
     notifications: notificationsService(deps),
   };
 }

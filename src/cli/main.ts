@@ -74,7 +74,7 @@ async function serveCommand(args: string[]) {
   }
   const stop = async () => {
     await server.close();
-    await services.storage.close();
+    await services.close();
     process.exit(0);
   };
   process.once('SIGINT', () => void stop());
@@ -89,7 +89,7 @@ async function withServices<T>(
   try {
     return await fn(services);
   } finally {
-    await services.storage.close();
+    await services.close();
   }
 }
 
@@ -119,7 +119,7 @@ async function mcpCommand(args: string[]) {
     const actor = await actorFor(services, values.user, values.workspace, values.scopes ?? SCOPES.join(','));
     await serveMcpStdio(services, actor);
   } finally {
-    await services.storage.close();
+    await services.close();
   }
 }
 

@@ -31,7 +31,7 @@ pg.types.setTypeParser(20, (v) => Number(v));
 pg.types.setTypeParser(1700, (v) => Number(v));
 
 interface Migration {
-  up(db: Kysely<unknown>): Promise<void>;
+  up(db: Kysely<unknown>, dialect: Dialect): Promise<void>;
 }
 
 /** Numbered migrations, applied in name order; a name, once applied, never changes meaning. */
@@ -87,7 +87,7 @@ export async function migrate(storage: Storage): Promise<string[]> {
     const ran: string[] = [];
     for (const [name, migration] of migrations) {
       if (applied.has(name)) continue;
-      await migration.up(trx as unknown as Kysely<unknown>);
+      await migration.up(trx as unknown as Kysely<unknown>, storage.dialect);
       await sql`insert into tandem_migrations (name, applied_at) values (${name}, ${Date.now()})`.execute(
         trx,
       );

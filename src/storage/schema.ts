@@ -1,3 +1,5 @@
+import type { Generated } from 'kysely';
+
 /** Times are milliseconds since the epoch; flags are 0/1 integers; JSON is stored as text. */
 export interface WorkspaceTable {
   id: string;
@@ -186,6 +188,13 @@ export interface DocStateTable {
   updated_at: number;
 }
 
+export interface DocUpdateTable {
+  seq: Generated<number>;
+  artifact_id: string;
+  update: string;
+  created_at: number;
+}
+
 export interface DocLeaseTable {
   artifact_id: string;
   holder: string;
@@ -225,6 +234,7 @@ export interface Database {
   tokens: TokenTable;
   connectors: ConnectorTable;
   doc_states: DocStateTable;
+  doc_updates: DocUpdateTable;
   doc_leases: DocLeaseTable;
   idempotency_keys: IdempotencyKeyTable;
   settings: SettingTable;

@@ -33,7 +33,7 @@ const sqlite: TestDatabase = {
   name: 'sqlite',
   async open() {
     const services = await openServices({ sqlitePath: ':memory:' });
-    return Object.assign(services, { dispose: () => services.storage.close() });
+    return Object.assign(services, { dispose: () => services.close() });
   },
 };
 
@@ -50,7 +50,7 @@ const postgres: TestDatabase = {
     );
     return Object.assign(services, {
       async dispose() {
-        await services.storage.close();
+        await services.close();
         await dropPgSchema(PG_URL, schema);
       },
     });

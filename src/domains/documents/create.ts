@@ -201,6 +201,8 @@ export function creator(
             .execute();
           return from + 1;
         });
+        // The fill was stored as a whole snapshot; its changes need no entry in the log.
+        live.unsaved.length = 0;
         live.storedAt = Date.now();
         return { ...base, version, healed: true };
       } finally {

@@ -12,6 +12,7 @@ import {
   isDeleted,
   liveBlocks,
   newBlock,
+  positionOf,
   projection,
   type BlockDigest,
   type BlockMap,
@@ -170,20 +171,16 @@ export interface EditDeps {
   store: DocumentStore;
   acquire(artifactId: string, holder: string): Promise<Lease>;
   changedSince(artifactId: string, version: number, now: BlockDigest): Promise<number | undefined>;
-}
-
-function indexOf(live: LiveDoc, map: BlockMap): number {
-  const blocks = blockArray(live.doc);
-  for (let i = 0; i < blocks.length; i++) if (blocks.get(i) === map) return i;
-  return -1;
+  prune(artifactId: string): Promise<void>;
 }
 
 /** Still in the document and not removed: a person may have deleted it while we waited. */
 function present(live: LiveDoc, map: BlockMap): boolean {
-  return !isDeleted(map) && indexOf(live, map) >= 0;
+  // A block taken out of the array has no parent any more.
+  return !isDeleted(map) && map.parent === blockArray(live.doc) && map._item !== null && !map._item.deleted;
 }
 
-export function editor({ deps, store, acquire, changedSince }: EditDeps) {
+export function editor({ deps, store, acquire, changedSince, prune }: EditDeps) {
   const { db } = deps;
 
   async function edit(actor: Actor, input: EditInput) {
@@ -267,6 +264,7 @@ export function editor({ deps, store, acquire, changedSince }: EditDeps) {
           .where('id', '=', checkpointId)
           .execute();
       }
+      await prune(id);
       deps.emit({
         type: 'document.edited',
         workspaceId: actor.workspaceId,
@@ -375,7 +373,8 @@ export function editor({ deps, store, acquire, changedSince }: EditDeps) {
       const maps = step.map(newBlock);
       live.doc.transact(() => {
         const blocks = blockArray(live.doc);
-        const at = anchor === undefined ? blocks.length : anchor === null ? 0 : indexOf(live, anchor) + 1;
+        const at =
+          anchor === undefined ? blocks.length : anchor === null ? 0 : positionOf(live.doc, anchor) + 1;
         blocks.insert(at < 0 ? blocks.length : at, maps);
       }, origin);
       anchor = maps.at(-1)!;
@@ -386,6 +385,15 @@ export function editor({ deps, store, acquire, changedSince }: EditDeps) {
   }
 
   return { edit };
+}
+
+/** The text of the last live block with any text: where the document ends. */
+function lastNonEmptyBlock(live: LiveDoc) {
+  let last = null;
+  for (const map of blockArray(live.doc)) {
+    if (!isDeleted(map) && blockText(map).length > 0) last = blockText(map);
+  }
+  return last;
 }
 
 function keptBlocks(kept: KeptBlock[]) {

@@ -14,37 +14,73 @@ interface Folded {
   origin: number[];
 }
 
+function isSpace(code: number): boolean {
+  return (
+    code === 32 ||
+    (code >= 9 && code <= 13) ||
+    code === 160 ||
+    code === 0x1680 ||
+    (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    code === 0x202f ||
+    code === 0x205f ||
+    code === 0x3000 ||
+    code === 0xfeff
+  );
+}
+
 /** Collapses every run of white space to one space and trims the ends, remembering offsets. */
 export function foldWhitespace(text: string): Folded {
-  let out = '';
+  const parts: string[] = [];
   const origin: number[] = [];
   let pendingSpace = -1;
+  let runStart = -1;
   for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!;
-    if (/\s/.test(ch)) {
+    if (isSpace(text.charCodeAt(i))) {
+      if (runStart >= 0) {
+        parts.push(text.slice(runStart, i));
+        runStart = -1;
+      }
       if (pendingSpace < 0) pendingSpace = i;
       continue;
     }
-    if (pendingSpace >= 0 && out !== '') {
-      out += ' ';
+    if (pendingSpace >= 0 && origin.length > 0) {
+      parts.push(' ');
       origin.push(pendingSpace);
     }
     pendingSpace = -1;
-    out += ch;
+    if (runStart < 0) runStart = i;
     origin.push(i);
   }
-  return { text: out, origin };
+  if (runStart >= 0) parts.push(text.slice(runStart));
+  return { text: parts.join(''), origin };
 }
 
-/** Every place the excerpt occurs in the text, white space ignored, as spans of the text. */
+/**
+ * Every place the excerpt occurs in the text, white space ignored (any run of it in one stands
+ * for any run in the other, and the ends are trimmed), as spans of the text. Matching goes word
+ * by word from each occurrence of the first word, so the text is never copied.
+ */
 export function findExcerpt(text: string, excerpt: string): Span[] {
-  const needle = foldWhitespace(excerpt).text;
-  if (needle === '') return [];
-  const hay = foldWhitespace(text);
+  const words = foldWhitespace(excerpt).text.split(' ').filter(Boolean);
+  const first = words[0];
+  if (first === undefined) return [];
   const spans: Span[] = [];
-  for (let at = hay.text.indexOf(needle); at >= 0; at = hay.text.indexOf(needle, at + 1)) {
-    const last = at + needle.length - 1;
-    spans.push({ start: hay.origin[at]!, end: hay.origin[last]! + 1 });
+  for (let at = text.indexOf(first); at >= 0; at = text.indexOf(first, at + 1)) {
+    let pos = at + first.length;
+    let matched = true;
+    for (let w = 1; w < words.length; w++) {
+      const gap = pos;
+      while (pos < text.length && isSpace(text.charCodeAt(pos))) pos++;
+      const word = words[w]!;
+      if (pos === gap || !text.startsWith(word, pos)) {
+        matched = false;
+        break;
+      }
+      pos += word.length;
+    }
+    if (matched) spans.push({ start: at, end: pos });
   }
   return spans;
 }

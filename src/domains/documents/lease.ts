@@ -12,6 +12,17 @@ export interface Lease {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Resolves true when `turn` settles first, false after `ms`; the timer never outlives the race. */
+async function within(turn: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([turn.then(() => true), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * One agent writer per document at a time, across every server process: the lease is a row
  * with an expiry. Writers in this process also queue in order, so they do not race each other.
@@ -63,7 +74,7 @@ export function leases(deps: Deps) {
       releaseLocal();
       if (local.get(artifactId) === tail) local.delete(artifactId);
     };
-    const turn = await Promise.race([before.then(() => true), sleep(waitMs).then(() => false)]);
+    const turn = await within(before, waitMs);
     if (!turn) {
       // Leave the queue in order: the next in line waits for the one ahead of us, not for us.
       void before.then(done);

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import * as Y from 'yjs';
 import { newId } from '../../ids.ts';
 import { splitBlocks } from './text.ts';
@@ -74,8 +73,51 @@ export function docFromState(state: string): Y.Doc {
 /** Block ids with a short hash of each text: enough to say later how many blocks changed. */
 export type BlockDigest = [id: string, hash: string][];
 
+/** FNV-1a over the text with its length: cheap, and enough to tell a changed block from an unchanged one. */
+function textHash(text: string): string {
+  let h1 = 0x811c9dc5;
+  let h2 = 0x01000193;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 16777619);
+    h2 = Math.imul(h2 ^ c, 2246822507);
+  }
+  return `${text.length.toString(36)}.${(h1 >>> 0).toString(36)}${(h2 >>> 0).toString(36)}`;
+}
+
+/** Hashes of block texts, dropped when a text changes, so a digest rehashes only what changed. */
+const hashes = new WeakMap<Y.Text, string>();
+const watched = new WeakSet<Y.Doc>();
+
 export function digestBlocks(doc: Y.Doc): BlockDigest {
-  return liveBlocks(doc).map((b) => [b.id, createHash('sha1').update(b.text).digest('base64').slice(0, 12)]);
+  if (!watched.has(doc)) {
+    watched.add(doc);
+    doc.on('afterTransaction', (tr: Y.Transaction) => {
+      for (const type of tr.changed.keys()) if (type instanceof Y.Text) hashes.delete(type);
+    });
+  }
+  const out: BlockDigest = [];
+  for (const map of blockArray(doc)) {
+    if (isDeleted(map)) continue;
+    const text = blockText(map);
+    let hash = hashes.get(text);
+    if (hash === undefined) {
+      hash = textHash(text.toString());
+      hashes.set(text, hash);
+    }
+    out.push([map.get('id') as string, hash]);
+  }
+  return out;
+}
+
+/** Where a block stands in the array (deleted ones included), or -1; one pass over the array. */
+export function positionOf(doc: Y.Doc, map: BlockMap): number {
+  let i = 0;
+  for (const item of blockArray(doc)) {
+    if (item === map) return i;
+    i++;
+  }
+  return -1;
 }
 
 /** How many blocks were added, removed or changed between two digests. */

@@ -9,6 +9,8 @@ import { pairSafeIndex, sliceWindow } from './text.ts';
 
 export const WINDOW_MAX = 24_000;
 export const VERSIONS_SHOWN = 20;
+const PRUNE_KEEP = 100;
+const PRUNE_AGE_MS = 30 * 86_400_000;
 
 /** A number argument clamped into range; anything not a finite number takes the default. */
 export function clampNumber(value: unknown, min: number, max: number, fallback: number): number {
@@ -20,10 +22,13 @@ export function reader(deps: Deps, store: DocumentStore) {
   const { db } = deps;
 
   async function read(actor: Actor, input: { document_id?: unknown; offset?: unknown; window?: unknown }) {
-    const { artifact } = await artifactFor(db, actor, input.document_id);
+    let { artifact } = await artifactFor(db, actor, input.document_id);
     let text: string | null;
-    if (artifact.type === 'document') text = await store.currentMarkdown(artifact.id, artifact.content);
-    else text = artifactText(artifact);
+    if (artifact.type === 'document') {
+      // People's edits not stored yet are stored first, so the version read matches the text read.
+      if (await store.flush(artifact.id)) artifact = (await artifactFor(db, actor, artifact.id)).artifact;
+      text = await store.currentMarkdown(artifact.id, artifact.content);
+    } else text = artifactText(artifact);
     if (text === null) throw notFound();
     const offset = pairSafeIndex(text, clampNumber(input.offset, 0, Number.MAX_SAFE_INTEGER, 0));
     const window = clampNumber(input.window, 1, WINDOW_MAX, WINDOW_MAX);
@@ -99,5 +104,28 @@ export function reader(deps: Deps, store: DocumentStore) {
     return blocksChanged(JSON.parse(row.blocks_json) as BlockDigest, now);
   }
 
-  return { read, versions, changedSince };
+  /**
+   * Automatic version rows older than a month are pruned once a document has more than 100;
+   * named (pinned) ones are kept forever.
+   */
+  async function prune(artifactId: string): Promise<void> {
+    const keep = await db
+      .selectFrom('checkpoints')
+      .select('id')
+      .where('artifact_id', '=', artifactId)
+      .orderBy('id', 'desc')
+      .offset(PRUNE_KEEP)
+      .limit(1)
+      .executeTakeFirst();
+    if (!keep) return;
+    await db
+      .deleteFrom('checkpoints')
+      .where('artifact_id', '=', artifactId)
+      .where('pinned', '=', 0)
+      .where('id', '<=', keep.id)
+      .where('created_at', '<', Date.now() - PRUNE_AGE_MS)
+      .execute();
+  }
+
+  return { read, versions, changedSince, prune };
 }

@@ -45,8 +45,14 @@ export interface LiveDoc {
   watch: KeptWatch | undefined;
   /** Agent writes and replicas that may still refer to removed blocks. */
   users: number;
-  /** When the state this copy last read or wrote was stored. */
+  /** When the snapshot this copy last read or wrote was stored. */
   storedAt: number;
+  /** The last stored change (doc_updates.seq) this copy has. */
+  lastSeq: number;
+  /** Stored changes not yet folded into the snapshot. */
+  logged: number;
+  /** Changes made here and not stored yet. */
+  unsaved: Uint8Array[];
 }
 
 export interface PersistOptions {
@@ -57,19 +63,26 @@ export interface PersistOptions {
 }
 
 const AGENT_ORIGIN = 'agent';
+const LOAD_ORIGIN = 'load';
+/** After this many stored changes, the log is folded into a new snapshot. */
+const FOLD_AFTER = 50;
 
 export function documentStore(deps: Deps, options: StoreOptions = {}) {
   const { db } = deps;
   const editQuietMs = options.editQuietMs ?? 2_000;
   const idleMs = options.idleMs ?? 60_000;
-  const maxLoaded = options.maxLoaded ?? 200;
+  // A 60,000-character document takes about 2.5 MB in memory; 32 of them stay under 100 MB.
+  const maxLoaded = options.maxLoaded ?? 32;
   const loaded = new Map<string, LiveDoc>();
   const loading = new Map<string, Promise<LiveDoc>>();
   let sweeper: NodeJS.Timeout | undefined;
 
   function watchUpdates(live: LiveDoc) {
+    live.doc.on('update', (update: Uint8Array, origin: unknown) => {
+      if (origin !== LOAD_ORIGIN) live.unsaved.push(update);
+    });
     live.doc.on('afterTransaction', (tr: Y.Transaction) => {
-      if (tr.origin === AGENT_ORIGIN || tr.origin === 'compact' || tr.origin === 'load') return;
+      if (tr.origin === AGENT_ORIGIN || tr.origin === 'compact' || tr.origin === LOAD_ORIGIN) return;
       const watch = live.watch;
       if (!watch || watch.removed.size === 0) return;
       // A person's edit landed in a block an agent is removing: keep it, next to the new text.
@@ -94,8 +107,6 @@ export function documentStore(deps: Deps, options: StoreOptions = {}) {
     let storedAt = row?.updated_at ?? 0;
     if (row) {
       doc = docFromState(row.state);
-      // Nothing can refer to removed blocks of a document no one has open.
-      compact(doc);
     } else {
       const artifact = await db
         .selectFrom('artifacts')
@@ -105,6 +116,15 @@ export function documentStore(deps: Deps, options: StoreOptions = {}) {
       doc = docFromMarkdown(artifact?.content ?? '');
       storedAt = await saveState(db, id, doc);
     }
+    const log = await db
+      .selectFrom('doc_updates')
+      .select(['seq', 'update'])
+      .where('artifact_id', '=', id)
+      .orderBy('seq')
+      .execute();
+    for (const entry of log) Y.applyUpdate(doc, Buffer.from(entry.update, 'base64'), LOAD_ORIGIN);
+    // Nothing can refer to removed blocks of a document no one has open.
+    const compacted = compact(doc) > 0;
     const live: LiveDoc = {
       id,
       doc,
@@ -114,12 +134,53 @@ export function documentStore(deps: Deps, options: StoreOptions = {}) {
       watch: undefined,
       users: 0,
       storedAt,
+      lastSeq: log.at(-1)?.seq ?? 0,
+      logged: log.length,
+      unsaved: [],
     };
     watchUpdates(live);
+    if (compacted || log.length >= FOLD_AFTER) await fold(live);
     loaded.set(id, live);
     evictOverflow();
     sweeper ??= setInterval(() => void evictIdle(), Math.max(1000, Math.min(idleMs, 30_000))).unref();
     return live;
+  }
+
+  /** Writes a fresh snapshot holding everything this copy has, and drops the log it covers. */
+  async function fold(live: LiveDoc): Promise<void> {
+    await db.transaction().execute(async (trx) => {
+      await appendLog(trx, live);
+      live.storedAt = await saveState(trx, live.id, live.doc);
+      await trx
+        .deleteFrom('doc_updates')
+        .where('artifact_id', '=', live.id)
+        .where('seq', '<=', live.lastSeq)
+        .execute();
+    });
+    live.logged = 0;
+  }
+
+  /** Stores this copy's unsaved changes as one entry of the log. */
+  async function appendLog(trx: Db, live: LiveDoc): Promise<void> {
+    if (live.unsaved.length === 0) return;
+    const changes = live.unsaved.splice(0);
+    try {
+      const merged = changes.length === 1 ? changes[0]! : Y.mergeUpdates(changes);
+      const row = await trx
+        .insertInto('doc_updates')
+        .values({
+          artifact_id: live.id,
+          update: Buffer.from(merged).toString('base64'),
+          created_at: Date.now(),
+        })
+        .returning('seq')
+        .executeTakeFirstOrThrow();
+      live.lastSeq = Math.max(live.lastSeq, Number(row.seq));
+      live.logged++;
+    } catch (error) {
+      live.unsaved.unshift(...changes);
+      throw error;
+    }
   }
 
   /** The live document, loaded from storage on first use. */
@@ -155,19 +216,32 @@ export function documentStore(deps: Deps, options: StoreOptions = {}) {
   }
 
   /**
-   * Merges what another process stored since this copy last read or wrote (Yjs states merge
-   * without loss), so a write under the lease starts from everything stored.
+   * Merges what other processes stored since this copy last looked (Yjs merges without loss),
+   * so a write under the lease starts from everything stored.
    */
   async function refresh(live: LiveDoc): Promise<void> {
-    const row = await db
+    const snapshot = await db
       .selectFrom('doc_states')
       .select(['state', 'updated_at'])
       .where('artifact_id', '=', live.id)
       .where('updated_at', '>', live.storedAt)
       .executeTakeFirst();
-    if (!row) return;
-    Y.applyUpdate(live.doc, Buffer.from(row.state, 'base64'), 'load');
-    live.storedAt = row.updated_at;
+    if (snapshot) {
+      Y.applyUpdate(live.doc, Buffer.from(snapshot.state, 'base64'), LOAD_ORIGIN);
+      live.storedAt = snapshot.updated_at;
+    }
+    const log = await db
+      .selectFrom('doc_updates')
+      .select(['seq', 'update'])
+      .where('artifact_id', '=', live.id)
+      .where('seq', '>', live.lastSeq)
+      .orderBy('seq')
+      .execute();
+    for (const entry of log) Y.applyUpdate(live.doc, Buffer.from(entry.update, 'base64'), LOAD_ORIGIN);
+    if (log.length) {
+      live.lastSeq = log.at(-1)!.seq;
+      live.logged += log.length;
+    }
   }
 
   /**
@@ -176,46 +250,52 @@ export function documentStore(deps: Deps, options: StoreOptions = {}) {
    */
   async function persist(live: LiveDoc, opts: PersistOptions): Promise<number> {
     const markdown = projection(live.doc);
-    return db.transaction().execute(async (trx) => {
-      const now = Date.now();
-      await trx
-        .updateTable('artifacts')
-        .set((eb) => ({ content: markdown, version: eb('version', '+', 1), updated_at: now }))
-        .where('id', '=', live.id)
-        .execute();
-      const { version } = await trx
-        .selectFrom('artifacts')
-        .select('version')
-        .where('id', '=', live.id)
-        .executeTakeFirstOrThrow();
-      live.storedAt = await saveState(trx, live.id, live.doc);
-      if (opts.reason === 'edit') {
+    return db
+      .transaction()
+      .execute(async (trx) => {
+        const now = Date.now();
         await trx
-          .insertInto('checkpoints')
-          .values({
-            id: newId('ver'),
-            artifact_id: live.id,
-            doc_version: version,
-            reason: 'edit',
-            label: null,
-            pinned: 0,
-            author_id: opts.authorId,
-            instruction: opts.instruction,
-            content: markdown,
-            kept_json: null,
-            blocks_json: JSON.stringify(digestBlocks(live.doc)),
-            created_at: now,
-          })
+          .updateTable('artifacts')
+          .set((eb) => ({ content: markdown, version: eb('version', '+', 1), updated_at: now }))
+          .where('id', '=', live.id)
           .execute();
-      }
-      return version;
-    });
+        const { version } = await trx
+          .selectFrom('artifacts')
+          .select('version')
+          .where('id', '=', live.id)
+          .executeTakeFirstOrThrow();
+        await appendLog(trx, live);
+        if (opts.reason === 'edit') {
+          await trx
+            .insertInto('checkpoints')
+            .values({
+              id: newId('ver'),
+              artifact_id: live.id,
+              doc_version: version,
+              reason: 'edit',
+              label: null,
+              pinned: 0,
+              author_id: opts.authorId,
+              instruction: opts.instruction,
+              content: markdown,
+              kept_json: null,
+              blocks_json: JSON.stringify(digestBlocks(live.doc)),
+              created_at: now,
+            })
+            .execute();
+        }
+        return version;
+      })
+      .then(async (version) => {
+        if (live.logged >= FOLD_AFTER) await fold(live);
+        return version;
+      });
   }
 
-  async function flushPersonEdits(live: LiveDoc): Promise<void> {
+  async function flushPersonEdits(live: LiveDoc): Promise<boolean> {
     if (live.timer) clearTimeout(live.timer);
     live.timer = undefined;
-    if (live.pendingEditors.size === 0) return;
+    if (live.pendingEditors.size === 0) return false;
     const editors = [...live.pendingEditors];
     live.pendingEditors.clear();
     const version = await persist(live, {
@@ -236,6 +316,7 @@ export function documentStore(deps: Deps, options: StoreOptions = {}) {
         data: { document_id: live.id, version, by: 'person' },
       });
     }
+    return true;
   }
 
   /**
@@ -255,16 +336,17 @@ export function documentStore(deps: Deps, options: StoreOptions = {}) {
     live.timer.unref?.();
   }
 
-  /** Stores pending edits now (before an agent write, on eviction, on shutdown). */
-  async function flush(id: string): Promise<void> {
+  /** Stores pending edits now (before an agent write or a read, on eviction, on shutdown); says whether any were. */
+  async function flush(id: string): Promise<boolean> {
     const live = loaded.get(id);
-    if (live) await flushPersonEdits(live);
+    return live ? flushPersonEdits(live) : false;
   }
 
   async function evict(live: LiveDoc): Promise<void> {
     if (live.users > 0) return;
     await flushPersonEdits(live);
     if (live.users > 0 || loaded.get(live.id) !== live) return;
+    if (live.logged > 0 || live.unsaved.length > 0) await fold(live);
     loaded.delete(live.id);
     live.doc.destroy();
   }

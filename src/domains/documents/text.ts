@@ -24,7 +24,9 @@ export function splitBlocks(markdown: string): string[] {
     rest = rest.slice(front[0].length);
   }
   let leading = '';
-  for (const token of new Lexer({ gfm: true }).lex(rest)) {
+  // Block tokens only: their raw text is all a split needs, and inline lexing would only make garbage.
+  const lexer = new Lexer({ gfm: true });
+  for (const token of lexer.blockTokens(rest, [])) {
     if (token.raw === '') continue;
     if (token.type === 'space') {
       if (blocks.length > 0) blocks[blocks.length - 1] += token.raw;

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
+import type { Dialect } from '../db.ts';
 
-export async function up(db: Kysely<unknown>): Promise<void> {
+export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
   const s = db.schema;
   // The Yjs state of each document, base64; the markdown projection stays in artifacts.content.
   await s
@@ -9,6 +10,17 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('state', 'text', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
+  // Changes since the snapshot, in the order they were stored; folded into the snapshot now and then.
+  await s
+    .createTable('doc_updates')
+    .addColumn('seq', dialect === 'postgres' ? 'bigserial' : 'integer', (c) =>
+      dialect === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement(),
+    )
+    .addColumn('artifact_id', 'text', (c) => c.notNull().references('artifacts.id'))
+    .addColumn('update', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .execute();
+  await s.createIndex('doc_updates_artifact').on('doc_updates').columns(['artifact_id', 'seq']).execute();
   await s
     .createTable('doc_leases')
     .addColumn('artifact_id', 'text', (c) => c.primaryKey())
