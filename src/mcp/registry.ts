@@ -33,6 +33,20 @@ const prepared: Prepared[] = TOOLS.map((tool) => ({
   challenge: requireScopes(tool.scope),
 }));
 
+/**
+ * U+0000 becomes U+FFFD in every string argument, as CommonMark and HTML parsers read it, so
+ * text stores the same on every database (PostgreSQL text cannot hold NUL).
+ */
+function withoutNul(value: unknown): unknown {
+  if (typeof value === 'string')
+    return value.includes('\u0000') ? value.replaceAll('\u0000', '\uFFFD') : value;
+  if (Array.isArray(value)) return value.map(withoutNul);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withoutNul(v)]));
+  }
+  return value;
+}
+
 /** Runs one tool call for one caller: scope check, domain call, wire result, activity row. */
 export async function callTool(
   services: Services,
@@ -51,7 +65,11 @@ export async function callTool(
       return scopeFailure(tool.name, tool.scope);
     }
     // Clients with strict function calling send null for arguments they leave out.
-    const given = Object.fromEntries(Object.entries(args).filter(([, value]) => value !== null));
+    const given = Object.fromEntries(
+      Object.entries(args)
+        .filter(([, value]) => value !== null)
+        .map(([key, value]) => [key, withoutNul(value)]),
+    );
     const parsed = tool.input.safeParse(given);
     if (!parsed.success)
       throw new DomainError('invalid_argument', describeArgumentErrors(parsed.error, given));

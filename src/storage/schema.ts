@@ -99,6 +99,8 @@ export interface CheckpointTable {
   kept_json: string | null;
   /** Block ids and text hashes at `doc_version`, to count blocks changed since. */
   blocks_json: string | null;
+  result_version: number | null;
+  result_blocks_json: string | null;
   created_at: number;
 }
 

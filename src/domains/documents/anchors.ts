@@ -79,6 +79,7 @@ export function anchors(store: DocumentStore) {
 
   async function projectionOf(artifact: Artifact): Promise<string> {
     const live = await store.open(artifact.id);
+    await store.refresh(live);
     return liveBlocks(live.doc)
       .map((b) => b.text)
       .join('');
@@ -103,6 +104,7 @@ export function anchors(store: DocumentStore) {
       return out;
     }
     const live = await store.open(artifact.id);
+    await store.refresh(live);
     const text = liveBlocks(live.doc)
       .map((b) => b.text)
       .join('');

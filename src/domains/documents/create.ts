@@ -3,7 +3,7 @@ import { DomainError, invalid } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import type { Deps } from '../deps.ts';
 import type { Actor } from '../workspace/actor.ts';
-import type { Db } from '../workspace/access.ts';
+import { artifactFor, requireRole, type Artifact, type Db } from '../workspace/access.ts';
 import {
   insertArtifact,
   personName,
@@ -13,7 +13,15 @@ import {
   type PlacementInput,
 } from '../workspace/artifacts.ts';
 import type { Lease } from './lease.ts';
-import { blockArray, docFromMarkdown, encodeState, newBlock, projection } from './model.ts';
+import {
+  blockArray,
+  digestBlocks,
+  docFromMarkdown,
+  encodeState,
+  newBlock,
+  projection,
+  type BlockDigest,
+} from './model.ts';
 import type { DocumentStore } from './store.ts';
 import { CONTENT_CAP, normalizeNewlines, splitBlocks } from './text.ts';
 
@@ -25,6 +33,9 @@ export interface CreateDocumentInput extends PlacementInput {
   content_markdown?: unknown;
   idempotency_key?: unknown;
 }
+
+/** Thrown inside a create's transaction when another create took its idempotency key first. */
+class LostClaim extends Error {}
 
 const hash = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -55,6 +66,7 @@ export function creator(
     content: string,
     state: string,
     from: number,
+    blocks: { before: BlockDigest; after: BlockDigest },
   ) {
     const now = Date.now();
     await trx
@@ -70,7 +82,9 @@ export function creator(
         instruction: 'create_document',
         content: '',
         kept_json: null,
-        blocks_json: '[]',
+        blocks_json: JSON.stringify(blocks.before),
+        result_version: from + 1,
+        result_blocks_json: JSON.stringify(blocks.after),
         created_at: now,
       })
       .execute();
@@ -100,7 +114,37 @@ export function creator(
     }
     const doc = docFromMarkdown(filled ? content : '');
     const state = encodeState(doc);
-    const artifact = await db.transaction().execute(async (trx) => {
+    let artifact: Artifact;
+    try {
+      artifact = await insert(actor, input, title, content, filled, state, key, digestBlocks(doc));
+    } catch (error) {
+      // Another create with this key committed first: this call is its retry.
+      if (error instanceof LostClaim && typeof key === 'string') {
+        const retry = await retried(actor, key, content);
+        if (retry) return retry;
+      }
+      throw error;
+    }
+    deps.emit({
+      type: 'document.created',
+      workspaceId: actor.workspaceId,
+      actorId: actor.personId,
+      data: { document_id: artifact.id, title },
+    });
+    return { document_id: artifact.id, title, version: filled ? 1 : 0, deduplicated: false, healed: false };
+  }
+
+  async function insert(
+    actor: Actor,
+    input: CreateDocumentInput,
+    title: string,
+    content: string,
+    filled: boolean,
+    state: string,
+    key: unknown,
+    digest: BlockDigest,
+  ) {
+    return db.transaction().execute(async (trx) => {
       const placement = await resolvePlacement(trx, actor, input);
       const made = await insertArtifact(trx, actor.workspaceId, {
         type: 'document',
@@ -111,7 +155,7 @@ export function creator(
         version: 0,
       });
       if (filled) {
-        await initialFill(trx, actor, made.id, content, state, 0);
+        await initialFill(trx, actor, made.id, content, state, 0, { before: [], after: digest });
       } else {
         await trx
           .insertInto('doc_states')
@@ -119,33 +163,34 @@ export function creator(
           .execute();
       }
       if (typeof key === 'string') {
-        await trx
-          .deleteFrom('idempotency_keys')
-          .where('person_id', '=', actor.personId)
-          .where('key', '=', key)
-          .execute();
-        await trx
+        // The key is claimed in the same transaction: of creates racing with one key, one wins.
+        const now = Date.now();
+        const claimed = await trx
           .insertInto('idempotency_keys')
           .values({
             person_id: actor.personId,
             key,
             artifact_id: made.id,
             content_hash: hash(filled ? content : ''),
-            created_at: Date.now(),
+            created_at: now,
           })
-          .execute();
+          .onConflict((oc) =>
+            oc
+              .columns(['person_id', 'key'])
+              .doUpdateSet({
+                artifact_id: made.id,
+                content_hash: hash(filled ? content : ''),
+                created_at: now,
+              })
+              .where('idempotency_keys.created_at', '<', now - IDEMPOTENCY_WINDOW_MS),
+          )
+          .executeTakeFirst();
+        if (Number(claimed.numInsertedOrUpdatedRows ?? 0) === 0) throw new LostClaim();
       }
       if (made.conversation_id)
         await postArtifactCard(trx, actor, made, await personName(trx, actor.personId));
       return made;
     });
-    deps.emit({
-      type: 'document.created',
-      workspaceId: actor.workspaceId,
-      actorId: actor.personId,
-      data: { document_id: artifact.id, title },
-    });
-    return { document_id: artifact.id, title, version: filled ? 1 : 0, deduplicated: false, healed: false };
   }
 
   /**
@@ -172,6 +217,8 @@ export function creator(
     await store.refresh(live);
     const current = projection(live.doc);
     if (current.trim() === '' && filled) {
+      // Filling is a write: the caller must still be able to edit it, and it must not be archived.
+      requireRole(await artifactFor(db, actor, row.id), 'editor');
       let lease: Lease;
       try {
         lease = await acquire(row.id, newId('lease'));
@@ -182,6 +229,7 @@ export function creator(
         await store.refresh(live);
         if (projection(live.doc).trim() !== '') throw conflict(row.id);
         const blocks = blockArray(live.doc);
+        const before = digestBlocks(live.doc);
         live.doc.transact(
           () => blocks.insert(blocks.length, splitBlocks(content).map(newBlock)),
           store.agentOrigin,
@@ -192,7 +240,10 @@ export function creator(
             .select('version')
             .where('id', '=', row.id)
             .executeTakeFirstOrThrow();
-          await initialFill(trx, actor, row.id, projection(live.doc), encodeState(live.doc), from);
+          await initialFill(trx, actor, row.id, projection(live.doc), encodeState(live.doc), from, {
+            before,
+            after: digestBlocks(live.doc),
+          });
           await trx
             .updateTable('idempotency_keys')
             .set({ content_hash: hash(content) })

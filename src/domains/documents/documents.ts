@@ -12,8 +12,8 @@ import { documentStore, type StoreOptions } from './store.ts';
 export function documentsService(deps: Deps, options: StoreOptions = {}) {
   const store = documentStore(deps, options);
   const lease = leases(deps);
-  const { read, versions, changedSince, prune } = reader(deps, store);
-  const { edit } = editor({ deps, store, acquire: lease.acquire, changedSince, prune });
+  const { read, versions, changedSince, digestAt, prune } = reader(deps, store);
+  const { edit } = editor({ deps, store, acquire: lease.acquire, changedSince, digestAt, prune });
   const { create } = creator(deps, store, lease.acquire);
   const { list } = lister(deps);
 

@@ -171,6 +171,7 @@ export interface EditDeps {
   store: DocumentStore;
   acquire(artifactId: string, holder: string): Promise<Lease>;
   changedSince(artifactId: string, version: number, now: BlockDigest): Promise<number | undefined>;
+  digestAt(artifactId: string, version: number): Promise<BlockDigest | undefined>;
   prune(artifactId: string): Promise<void>;
 }
 
@@ -180,7 +181,7 @@ function present(live: LiveDoc, map: BlockMap): boolean {
   return !isDeleted(map) && map.parent === blockArray(live.doc) && map._item !== null && !map._item.deleted;
 }
 
-export function editor({ deps, store, acquire, changedSince, prune }: EditDeps) {
+export function editor({ deps, store, acquire, changedSince, digestAt, prune }: EditDeps) {
   const { db } = deps;
 
   async function edit(actor: Actor, input: EditInput) {
@@ -193,9 +194,15 @@ export function editor({ deps, store, acquire, changedSince, prune }: EditDeps) 
     if (checked.dryRun) {
       const live = await store.open(id);
       await store.refresh(live);
+      await store.flush(id);
       const current = await currentVersion(id);
       const target = resolveTarget(live, checked);
-      checkVersion(checked, current, undefined);
+      const drift = checked.expected !== undefined && checked.expected !== current;
+      checkVersion(
+        checked,
+        current,
+        drift ? await changedSince(id, checked.expected!, digestBlocks(live.doc)) : undefined,
+      );
       return {
         dry_run: true as const,
         document_id: id,
@@ -242,7 +249,15 @@ export function editor({ deps, store, acquire, changedSince, prune }: EditDeps) 
         })
         .execute();
 
-      const outcome = await apply(live, checked, target, watch.removed);
+      // Blocks people changed since the version the caller read are theirs to keep, too.
+      const since = drift ? await digestAt(id, checked.expected!) : undefined;
+      const outcome = await apply(
+        live,
+        checked,
+        target,
+        watch.removed,
+        since ? changedBlocks(since, digest) : undefined,
+      );
       if (outcome.gone) {
         await db.deleteFrom('checkpoints').where('id', '=', checkpointId).execute();
         throw new DomainError(
@@ -257,13 +272,15 @@ export function editor({ deps, store, acquire, changedSince, prune }: EditDeps) 
         instruction: null,
       });
       const kept: KeptBlock[] = [...outcome.kept, ...watch.kept];
-      if (kept.length > 0) {
-        await db
-          .updateTable('checkpoints')
-          .set({ kept_json: JSON.stringify(keptBlocks(kept)) })
-          .where('id', '=', checkpointId)
-          .execute();
-      }
+      await db
+        .updateTable('checkpoints')
+        .set({
+          result_version: newVersion,
+          result_blocks_json: JSON.stringify(digestBlocks(live.doc)),
+          ...(kept.length > 0 ? { kept_json: JSON.stringify(keptBlocks(kept)) } : {}),
+        })
+        .where('id', '=', checkpointId)
+        .execute();
       await prune(id);
       deps.emit({
         type: 'document.edited',
@@ -279,11 +296,7 @@ export function editor({ deps, store, acquire, changedSince, prune }: EditDeps) 
         written_chars: outcome.written.length,
         stopped_early: outcome.stop !== undefined,
         ...(outcome.stop ? { stop_reason: outcome.stop } : {}),
-        ...(outcome.stop === 'cap'
-          ? {
-              next_step: `Call edit_document with mode "append" and content_markdown set to the rest of your content: the ${rest.length} characters from character ${outcome.written.length} on, which begin ${JSON.stringify(rest.slice(0, 60))}.`,
-            }
-          : {}),
+        ...(outcome.stop === 'cap' ? { next_step: capNextStep(checked.mode, outcome.written, rest) } : {}),
         ...(outcome.stop === 'anchor_gone'
           ? {
               next_step:
@@ -327,9 +340,16 @@ export function editor({ deps, store, acquire, changedSince, prune }: EditDeps) 
 
   /**
    * Lands the write: new blocks after the target, in steps; the blocks replaced are marked
-   * deleted, except those a person changed since the write resolved them, which are kept.
+   * deleted, except those a person changed since the write resolved them (or since the version
+   * the caller read, `changedIds`), which are kept.
    */
-  async function apply(live: LiveDoc, checked: Checked, target: Target, removed: Set<BlockMap>) {
+  async function apply(
+    live: LiveDoc,
+    checked: Checked,
+    target: Target,
+    removed: Set<BlockMap>,
+    changedIds: Set<string> | undefined,
+  ) {
     const kept: KeptBlock[] = [];
     if (checked.mode === 'replace_section' && target.blocks.every((b) => !present(live, b.map))) {
       return { gone: true as const, kept, written: '', stop: undefined };
@@ -341,19 +361,20 @@ export function editor({ deps, store, acquire, changedSince, prune }: EditDeps) 
     live.doc.transact(() => {
       for (const { map, text } of target.blocks) {
         if (!present(live, map)) continue;
-        if (blockText(map).toString() !== text) {
+        if (blockText(map).toString() !== text || changedIds?.has(map.get('id') as string)) {
           kept.push({ id: map.get('id') as string, excerpt: blockText(map).toString().trim().slice(0, 200) });
           continue;
         }
         map.set('deleted', true);
         removed.add(map);
       }
-      if (checked.mode === 'append') {
-        const text = projection(live.doc);
-        const last = liveBlocks(live.doc).at(-1);
-        // The appended text starts on a line of its own.
-        if (last && text !== '' && !text.endsWith('\n') && content !== '')
-          blockText(last.map).insert(last.text.length, '\n');
+      if (checked.mode === 'append' && content !== '') {
+        // The appended text starts on a line of its own, unless it continues a line a capped
+        // write had to cut.
+        const last = lastNonEmptyBlock(live);
+        const map = last?.parent as BlockMap | null | undefined;
+        if (map?.get('continues') === true) map.delete('continues');
+        else if (last && !last.toString().endsWith('\n')) last.insert(last.length, '\n');
       }
     }, origin);
 
@@ -380,11 +401,33 @@ export function editor({ deps, store, acquire, changedSince, prune }: EditDeps) 
       anchor = maps.at(-1)!;
       written += step.join('');
     }
+    // A write cut inside a line marks its last block, so the append that follows continues the line.
+    if (stop === 'cap' && !written.endsWith('\n') && anchor) {
+      const last = anchor;
+      live.doc.transact(() => last.set('continues', true), origin);
+    }
     if (stop === 'anchor_gone') content = written;
     return { gone: false as const, kept, written: stop === 'anchor_gone' ? written : content, stop };
   }
 
   return { edit };
+}
+
+/** Ids of blocks added or changed between two digests. */
+function changedBlocks(then: BlockDigest, now: BlockDigest): Set<string> {
+  const before = new Map(then);
+  return new Set(now.filter(([id, hash]) => before.get(id) !== hash).map(([id]) => id));
+}
+
+/** What to call next after a write stopped at the cap, so the rest lands right after what was written. */
+function capNextStep(mode: Mode, written: string, rest: string): string {
+  const begins = JSON.stringify(rest.slice(0, 60));
+  if (mode !== 'replace_section') {
+    return `Call edit_document with mode "append" and content_markdown set to the rest of your content: the ${rest.length} characters from character ${written.length} on, which begin ${begins}.`;
+  }
+  // replace_section replaces whole blocks, so the last block written is quoted and written again with the rest.
+  const lastBlock = splitBlocks(written).at(-1) ?? '';
+  return `The section now ends with the block ${JSON.stringify(lastBlock)}. To add the rest after it, call edit_document with mode "replace_section", section_excerpt set to that block, and content_markdown set to that block followed directly by the rest of your content: the ${rest.length} characters from character ${written.length} on, which begin ${begins}.`;
 }
 
 /** The text of the last live block with any text: where the document ends. */

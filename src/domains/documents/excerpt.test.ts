@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { findExcerpt, foldWhitespace, nearestPassages, shorten, similarity } from './excerpt.ts';
+import { findExcerpt, foldWhitespace, nearestPassages, similarity } from './excerpt.ts';
 
 const textArb = fc.string({
   unit: fc.constantFrom('a', 'b', 'c', ' ', '  ', '\n', '\t', '\u00a0', '😀', 'é', '#', '-'),
@@ -167,11 +167,15 @@ describe('nearestPassages', () => {
       nearestPassages(['\n\n', ' \n'], 'x').map((c) => c.excerpt),
       [],
     );
+    // A long passage is quoted as it stands, trimmed, so it can be passed back as an excerpt.
     const long = `${'word '.repeat(100)}\n`;
     const [only] = nearestPassages([long], 'word word');
-    assert.equal(only!.excerpt, shorten(long));
-    assert.equal(only!.excerpt.length, 300);
-    assert.ok(only!.excerpt.endsWith('…'));
+    assert.equal(only!.excerpt, long.trim());
+    // A single block past 2,000 characters is quoted by its start, which still covers it.
+    const huge = `${'word '.repeat(1000)}\n`;
+    const [start] = nearestPassages([huge], 'word word');
+    assert.ok(start!.excerpt.length <= 2000 && huge.startsWith(start!.excerpt));
+    assert.ok(!start!.excerpt.endsWith('…'));
   });
 
   it('always orders best first with rounded similarities, each a run of one to three blocks', () => {
@@ -186,7 +190,12 @@ describe('nearestPassages', () => {
           const runs = new Set<string>();
           for (let i = 0; i < bs.length; i++)
             for (let span = 1; span <= 3 && i + span <= bs.length; span++)
-              runs.add(shorten(bs.slice(i, i + span).join('')));
+              runs.add(
+                bs
+                  .slice(i, i + span)
+                  .join('')
+                  .trim(),
+              );
           for (const [i, c] of candidates.entries()) {
             assert.ok(runs.has(c.excerpt));
             assert.notEqual(c.excerpt, '');

@@ -121,18 +121,25 @@ export function shorten(text: string, max = EXCERPT_MAX): string {
   return trimmed.length <= max ? trimmed : `${trimmed.slice(0, max - 1)}…`;
 }
 
+/** Candidates longer than this are left out, or, for a single block, quoted by their start. */
+const CANDIDATE_MAX = 2_000;
+
 /**
  * The passages nearest to an excerpt that did not match: runs of one to three consecutive
- * blocks, best first, each quoted as it stands so it can be passed back as is.
+ * blocks, best first, each quoted as it stands (trimmed) so it can be passed back as is. A
+ * single block longer than the limit is quoted by its start, which still covers that block.
  */
 export function nearestPassages(blocks: string[], excerpt: string, count = 3): Candidate[] {
   const scored: Candidate[] = [];
   for (let i = 0; i < blocks.length; i++) {
     for (let span = 1; span <= 3 && i + span <= blocks.length; span++) {
-      const passage = blocks.slice(i, i + span).join('');
-      if (passage.trim() === '') continue;
+      const passage = blocks
+        .slice(i, i + span)
+        .join('')
+        .trim();
+      if (passage === '' || (span > 1 && passage.length > CANDIDATE_MAX)) continue;
       scored.push({
-        excerpt: shorten(passage),
+        excerpt: passage.length > CANDIDATE_MAX ? passage.slice(0, CANDIDATE_MAX).trimEnd() : passage,
         similarity: Math.round(similarity(excerpt, passage) * 100) / 100,
       });
     }

@@ -103,9 +103,11 @@ export function lister(deps: Deps) {
   }
 
   async function selectListing(actor: Actor, input: ListInput): Promise<Listing> {
-    const selectors = [input.scope, input.conversation_id, input.pod_id].filter(given).length;
+    // An empty scope is a wrong scope, not a missing one; empty ids read as not given.
+    const hasScope = input.scope !== undefined && input.scope !== null;
+    const selectors = [hasScope, given(input.conversation_id), given(input.pod_id)].filter(Boolean).length;
     if (selectors > 1) throw invalid('Pass only one of conversation_id, pod_id or scope');
-    if (given(input.scope)) {
+    if (hasScope) {
       const scope = input.scope;
       if (scope === 'mine' || scope === 'shared' || scope === 'org') return { kind: scope };
       if (scope === 'pod') return { kind: 'pods' };

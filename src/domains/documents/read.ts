@@ -1,11 +1,11 @@
-import { notFound } from '../../errors.ts';
+import { DomainError } from '../../errors.ts';
 import type { Deps } from '../deps.ts';
 import type { Actor } from '../workspace/actor.ts';
 import { artifactFor } from '../workspace/access.ts';
 import { artifactText } from '../workspace/artifact-text.ts';
 import { blocksChanged, type BlockDigest } from './model.ts';
 import type { DocumentStore } from './store.ts';
-import { pairSafeIndex, sliceWindow } from './text.ts';
+import { sliceWindow } from './text.ts';
 
 export const WINDOW_MAX = 24_000;
 export const VERSIONS_SHOWN = 20;
@@ -27,12 +27,16 @@ export function reader(deps: Deps, store: DocumentStore) {
     if (artifact.type === 'document') {
       // People's edits not stored yet are stored first, so the version read matches the text read.
       if (await store.flush(artifact.id)) artifact = (await artifactFor(db, actor, artifact.id)).artifact;
-      text = await store.currentMarkdown(artifact.id, artifact.content);
+      text = await store.currentMarkdown(artifact.id, artifact.content, artifact.version);
     } else text = artifactText(artifact);
-    if (text === null) throw notFound();
-    const offset = pairSafeIndex(text, clampNumber(input.offset, 0, Number.MAX_SAFE_INTEGER, 0));
+    // The spec words this one without the prefix: nothing readable exists yet.
+    if (text === null) throw new DomainError('not_found', 'Artifact not found', { prefixed: false });
     const window = clampNumber(input.window, 1, WINDOW_MAX, WINDOW_MAX);
-    const markdown = sliceWindow(text, offset, window);
+    const { start: offset, text: markdown } = sliceWindow(
+      text,
+      clampNumber(input.offset, 0, Number.MAX_SAFE_INTEGER, 0),
+      window,
+    );
     return {
       document_id: artifact.id,
       title: artifact.title,
@@ -86,7 +90,10 @@ export function reader(deps: Deps, store: DocumentStore) {
     };
   }
 
-  /** Blocks changed since a version, while a version row still holds its block list. */
+  /**
+   * Blocks changed since a version, while a version row still holds that version's block list:
+   * the state before an agent write, the state it produced, or a person's stored edit.
+   */
   async function changedSince(
     artifactId: string,
     version: number,
@@ -94,14 +101,39 @@ export function reader(deps: Deps, store: DocumentStore) {
   ): Promise<number | undefined> {
     const row = await db
       .selectFrom('checkpoints')
-      .select('blocks_json')
+      .select(['doc_version', 'blocks_json', 'result_version', 'result_blocks_json'])
       .where('artifact_id', '=', artifactId)
-      .where('doc_version', '=', version)
-      .where('blocks_json', 'is not', null)
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('doc_version', '=', version), eb('blocks_json', 'is not', null)]),
+          eb.and([eb('result_version', '=', version), eb('result_blocks_json', 'is not', null)]),
+        ]),
+      )
       .orderBy('id', 'desc')
       .executeTakeFirst();
-    if (!row?.blocks_json) return undefined;
-    return blocksChanged(JSON.parse(row.blocks_json) as BlockDigest, now);
+    if (!row) return undefined;
+    const then = row.doc_version === version && row.blocks_json ? row.blocks_json : row.result_blocks_json!;
+    return blocksChanged(JSON.parse(then) as BlockDigest, now);
+  }
+
+  /** The block list of a version, while a version row holds it. */
+  async function digestAt(artifactId: string, version: number): Promise<BlockDigest | undefined> {
+    const row = await db
+      .selectFrom('checkpoints')
+      .select(['doc_version', 'blocks_json', 'result_blocks_json'])
+      .where('artifact_id', '=', artifactId)
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('doc_version', '=', version), eb('blocks_json', 'is not', null)]),
+          eb.and([eb('result_version', '=', version), eb('result_blocks_json', 'is not', null)]),
+        ]),
+      )
+      .orderBy('id', 'desc')
+      .executeTakeFirst();
+    if (!row) return undefined;
+    return JSON.parse(
+      row.doc_version === version && row.blocks_json ? row.blocks_json : row.result_blocks_json!,
+    ) as BlockDigest;
   }
 
   /**
@@ -127,5 +159,5 @@ export function reader(deps: Deps, store: DocumentStore) {
       .execute();
   }
 
-  return { read, versions, changedSince, prune };
+  return { read, versions, changedSince, digestAt, prune };
 }

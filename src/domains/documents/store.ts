@@ -83,16 +83,24 @@ export function documentStore(deps: Deps, options: StoreOptions = {}) {
     });
     live.doc.on('afterTransaction', (tr: Y.Transaction) => {
       if (tr.origin === AGENT_ORIGIN || tr.origin === 'compact' || tr.origin === LOAD_ORIGIN) return;
-      const watch = live.watch;
-      if (!watch || watch.removed.size === 0) return;
-      // A person's edit landed in a block an agent is removing: keep it, next to the new text.
-      for (const map of watch.removed) {
-        const text = blockText(map);
-        if (isDeleted(map) && tr.changed.has(text as unknown as Y.AbstractType<Y.YEvent<Y.Text>>)) {
-          live.doc.transact(() => map.delete('deleted'), AGENT_ORIGIN);
-          watch.removed.delete(map);
-          watch.kept.push({ id: map.get('id') as string, excerpt: text.toString().trim().slice(0, 200) });
-        }
+      // A person's edit landed in a block an agent removed (during the write, or from a replica
+      // that had not seen it yet): keep it, next to the new text, and tell a write in flight.
+      const revived: BlockMap[] = [];
+      for (const type of tr.changed.keys()) {
+        if (!(type instanceof Y.Text)) continue;
+        const map = type.parent as BlockMap | null;
+        if (map instanceof Y.Map && isDeleted(map) && map.get('text') === type) revived.push(map);
+      }
+      if (revived.length === 0) return;
+      live.doc.transact(() => {
+        for (const map of revived) map.delete('deleted');
+      }, AGENT_ORIGIN);
+      for (const map of revived) {
+        live.watch?.removed.delete(map);
+        live.watch?.kept.push({
+          id: map.get('id') as string,
+          excerpt: blockText(map).toString().trim().slice(0, 200),
+        });
       }
     });
   }
@@ -198,10 +206,19 @@ export function documentStore(deps: Deps, options: StoreOptions = {}) {
     return pending;
   }
 
-  /** The current markdown, live when the document is in memory, else as last stored. */
-  async function currentMarkdown(id: string, stored: string | null): Promise<string> {
+  /**
+   * The current markdown: live when the document is in memory (first taking in what other
+   * processes stored since), else as last stored.
+   */
+  async function currentMarkdown(
+    id: string,
+    stored: string | null,
+    _storedVersion?: number,
+  ): Promise<string> {
     const live = loaded.get(id);
-    return live ? projection(live.doc) : (stored ?? '');
+    if (!live) return stored ?? '';
+    await refresh(live);
+    return projection(live.doc);
   }
 
   async function saveState(trx: Db, id: string, doc: Y.Doc): Promise<number> {

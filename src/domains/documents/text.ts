@@ -24,10 +24,13 @@ export function splitBlocks(markdown: string): string[] {
     rest = rest.slice(front[0].length);
   }
   let leading = '';
+  let at = 0;
   // Block tokens only: their raw text is all a split needs, and inline lexing would only make garbage.
-  const lexer = new Lexer({ gfm: true });
-  for (const token of lexer.blockTokens(rest, [])) {
+  for (const token of new Lexer({ gfm: true }).blockTokens(rest, [])) {
     if (token.raw === '') continue;
+    // Should a token's raw text ever differ from the input, the rest stays whole in one block.
+    if (!rest.startsWith(token.raw, at)) break;
+    at += token.raw.length;
     if (token.type === 'space') {
       if (blocks.length > 0) blocks[blocks.length - 1] += token.raw;
       else leading += token.raw;
@@ -36,12 +39,9 @@ export function splitBlocks(markdown: string): string[] {
     blocks.push(leading + token.raw);
     leading = '';
   }
-  if (leading) {
-    if (blocks.length > 0) blocks[blocks.length - 1] += leading;
-    else blocks.push(leading);
-  }
-  // The lexer's raw text joins back to its input; should it ever not, keep the text whole.
-  return blocks.join('') === markdown ? blocks : [markdown];
+  const tail = leading + rest.slice(at);
+  if (tail) blocks.push(tail);
+  return blocks;
 }
 
 function isHigh(code: number): boolean {
@@ -51,27 +51,34 @@ function isLow(code: number): boolean {
   return code >= 0xdc00 && code <= 0xdfff;
 }
 
+/** Whether an index falls between the two halves of a surrogate pair. */
+export function splitsPair(text: string, index: number): boolean {
+  return (
+    index > 0 && index < text.length && isLow(text.charCodeAt(index)) && isHigh(text.charCodeAt(index - 1))
+  );
+}
+
 /** Moves an index off the middle of a surrogate pair, towards the start. */
 export function pairSafeIndex(text: string, index: number): number {
-  if (
-    index > 0 &&
-    index < text.length &&
-    isLow(text.charCodeAt(index)) &&
-    isHigh(text.charCodeAt(index - 1))
-  ) {
-    return index - 1;
-  }
-  return index;
+  return splitsPair(text, index) ? index - 1 : index;
+}
+
+/** Moves an index off the middle of a surrogate pair, towards the end. */
+export function pairSafeIndexForward(text: string, index: number): number {
+  return splitsPair(text, index) ? index + 1 : index;
 }
 
 /**
- * A window of `text` that never splits a surrogate pair. Both ends move back off a pair's
- * middle, so consecutive windows (`offset + window`) neither lose nor repeat a character.
+ * A window of `text` that never splits a surrogate pair. Both ends move forward off a pair's
+ * middle, and the window is measured from the start it applied, so paging with the returned
+ * offset plus the window neither loses nor repeats a character, and every window short of the
+ * end holds at least one. A window ending inside a pair carries its second half: one character
+ * more than asked.
  */
-export function sliceWindow(text: string, offset: number, window: number): string {
-  const start = pairSafeIndex(text, Math.min(offset, text.length));
-  const end = pairSafeIndex(text, Math.min(offset + window, text.length));
-  return text.slice(start, Math.max(start, end));
+export function sliceWindow(text: string, offset: number, window: number): { start: number; text: string } {
+  const start = pairSafeIndexForward(text, Math.min(offset, text.length));
+  const end = pairSafeIndexForward(text, Math.min(start + window, text.length));
+  return { start, text: text.slice(start, Math.max(start, end)) };
 }
 
 /**

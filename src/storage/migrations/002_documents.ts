@@ -37,6 +37,9 @@ export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
     .addPrimaryKeyConstraint('idempotency_keys_pk', ['person_id', 'key'])
     .execute();
   await s.alterTable('checkpoints').addColumn('blocks_json', 'text').execute();
+  // The version an agent write produced and its block list, so drift can be counted from it too.
+  await s.alterTable('checkpoints').addColumn('result_version', 'integer').execute();
+  await s.alterTable('checkpoints').addColumn('result_blocks_json', 'text').execute();
   // Document anchors: Yjs relative positions of the quoted passage's ends, base64.
   await s.alterTable('threads').addColumn('anchor_rel_start', 'text').execute();
   await s.alterTable('threads').addColumn('anchor_rel_end', 'text').execute();
