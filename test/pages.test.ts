@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DATABASES } from './support/databases.ts';
 import { acme, other, setup, type CallResult, type Harness, type ToolCaller } from './support/harness.ts';
+import { unpackText } from '../src/storage/packed.ts';
 
 const NOT_FOUND = 'Tool failed: Artifact not found';
 const MADE_UP = 'pg_0000000000zzzzzzzzzzzzzzzz';
@@ -376,7 +377,8 @@ for (const db of DATABASES) {
         assert.equal(w.byte_size, utf8(rewritten));
         assert.equal(ok(await ada.call('read_page', { page_id: id })).html, rewritten);
         const [cp] = await checkpoints(id);
-        assert.equal(cp?.content, html);
+        // Version rows keep large sources deflated; unpacked, it is the page byte for byte.
+        assert.equal(unpackText(cp?.content ?? null), html);
       });
 
       it('keeps a title with unicode in the text form', async () => {

@@ -13,12 +13,14 @@ import {
   liveBlocks,
   newBlock,
   positionOf,
+  shortId,
   projection,
   type BlockDigest,
   type BlockMap,
 } from './model.ts';
 import type { DocumentStore, KeptBlock, LiveDoc } from './store.ts';
 import { capPrefix, CONTENT_CAP, normalizeNewlines, splitBlocks } from './text.ts';
+import { packText } from '../../storage/packed.ts';
 
 export const MODES = ['append', 'replace_section', 'replace_all', 'fill_empty'] as const;
 export type Mode = (typeof MODES)[number];
@@ -242,7 +244,7 @@ export function editor({ deps, store, acquire, changedSince, digestAt, prune }: 
           pinned: 0,
           author_id: actor.personId,
           instruction: `edit_document ${checked.mode}`,
-          content: projection(live.doc),
+          content: packText(projection(live.doc)),
           kept_json: null,
           blocks_json: JSON.stringify(digest),
           created_at: Date.now(),
@@ -281,7 +283,8 @@ export function editor({ deps, store, acquire, changedSince, digestAt, prune }: 
         })
         .where('id', '=', checkpointId)
         .execute();
-      await prune(id);
+      // Pruning looks at old rows only now and then; between times there is nothing to prune.
+      if (newVersion % 25 === 0) await prune(id);
       deps.emit({
         type: 'document.edited',
         workspaceId: actor.workspaceId,
@@ -361,7 +364,7 @@ export function editor({ deps, store, acquire, changedSince, digestAt, prune }: 
     live.doc.transact(() => {
       for (const { map, text } of target.blocks) {
         if (!present(live, map)) continue;
-        if (blockText(map).toString() !== text || changedIds?.has(map.get('id') as string)) {
+        if (blockText(map).toString() !== text || changedIds?.has(shortId(map))) {
           kept.push({ id: map.get('id') as string, excerpt: blockText(map).toString().trim().slice(0, 200) });
           continue;
         }

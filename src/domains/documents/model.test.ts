@@ -8,6 +8,7 @@ import {
   blockText,
   compact,
   digestBlocks,
+  shortId,
   docFromMarkdown,
   docFromState,
   encodeState,
@@ -150,13 +151,18 @@ describe('stored state', () => {
 });
 
 describe('digestBlocks and blocksChanged', () => {
-  it('digests each live block as its id and a hash of its text', () => {
+  it('digests each live block as its short id and a hash of its text', () => {
     const doc = docFromMarkdown('# A\n\nB\n\nB\n');
     remove(doc, 2);
     const digest = digestBlocks(doc);
     assert.deepEqual(
       digest.map(([id]) => id),
-      liveBlocks(doc).map((b) => b.id),
+      liveBlocks(doc).map((b) => shortId(b.map)),
+    );
+    assert.equal(
+      new Set(digest.map(([id]) => id)).size,
+      digest.length,
+      'distinct blocks, distinct short ids',
     );
     for (const [, hash] of digest) assert.ok(typeof hash === 'string' && hash.length > 0);
     const other = digestBlocks(docFromMarkdown('B\n\n'));

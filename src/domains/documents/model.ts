@@ -70,7 +70,7 @@ export function docFromState(state: string): Y.Doc {
   return doc;
 }
 
-/** Block ids with a short hash of each text: enough to say later how many blocks changed. */
+/** Short block ids with a short hash of each text: enough to say later how many blocks changed. */
 export type BlockDigest = [id: string, hash: string][];
 
 /** FNV-1a over the text with its length: cheap, and enough to tell a changed block from an unchanged one. */
@@ -83,6 +83,18 @@ function textHash(text: string): string {
     h2 = Math.imul(h2 ^ c, 2246822507);
   }
   return `${text.length.toString(36)}.${(h1 >>> 0).toString(36)}${(h2 >>> 0).toString(36)}`;
+}
+
+const shortIds = new WeakMap<BlockMap, string>();
+
+/** A block's id, shortened to a hash for digests: version rows keep one entry per block. */
+export function shortId(map: BlockMap): string {
+  let id = shortIds.get(map);
+  if (id === undefined) {
+    id = textHash(map.get('id') as string).slice(-8);
+    shortIds.set(map, id);
+  }
+  return id;
 }
 
 /** Hashes of block texts, dropped when a text changes, so a digest rehashes only what changed. */
@@ -105,7 +117,7 @@ export function digestBlocks(doc: Y.Doc): BlockDigest {
       hash = textHash(text.toString());
       hashes.set(text, hash);
     }
-    out.push([map.get('id') as string, hash]);
+    out.push([shortId(map), hash]);
   }
   return out;
 }

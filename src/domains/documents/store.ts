@@ -14,6 +14,7 @@ import {
   projection,
   type BlockMap,
 } from './model.ts';
+import { packText } from '../../storage/packed.ts';
 
 export interface StoreOptions {
   /** A person's edits become one stored version after this long without another. */
@@ -294,7 +295,7 @@ export function documentStore(deps: Deps, options: StoreOptions = {}) {
               pinned: 0,
               author_id: opts.authorId,
               instruction: opts.instruction,
-              content: markdown,
+              content: packText(markdown),
               kept_json: null,
               blocks_json: JSON.stringify(digestBlocks(live.doc)),
               created_at: now,

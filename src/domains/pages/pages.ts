@@ -13,6 +13,7 @@ import {
 } from '../workspace/artifacts.ts';
 import { lineDiff } from './diff.ts';
 import { hasActiveContent } from './html-scan.ts';
+import { packText, unpackText } from '../../storage/packed.ts';
 
 export interface PageWriteResult {
   page_id: string;
@@ -152,7 +153,7 @@ export function pagesService(deps: Deps) {
               pinned: 0,
               author_id: actor.personId,
               instruction: 'write_page',
-              content: current.content,
+              content: packText(current.content),
               kept_json: null,
               created_at: Date.now(),
             })
@@ -190,7 +191,7 @@ export function pagesService(deps: Deps) {
       db.selectFrom('artifacts').select(['content', 'version']).where('id', '=', pageId).executeTakeFirst(),
     ]);
     if (then?.content != null && now?.content != null) {
-      const diff = lineDiff(then.content, now.content);
+      const diff = lineDiff(unpackText(then.content), now.content);
       if (diff) {
         data.diff_excerpt = diff.excerpt;
         data.changed_range = diff.changedRange;
@@ -224,7 +225,9 @@ export function pagesService(deps: Deps) {
       .where('doc_version', '=', version)
       .orderBy('id', 'desc')
       .executeTakeFirst();
-    return checkpoint?.content == null ? null : { title: artifact.title, html: checkpoint.content };
+    return checkpoint?.content == null
+      ? null
+      : { title: artifact.title, html: unpackText(checkpoint.content) };
   }
 
   return { create, read, write, sourceAt };

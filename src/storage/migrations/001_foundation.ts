@@ -84,10 +84,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('chat_id', 'text', (c) => c.references('conversations.id'))
     .addColumn('status', 'text', (c) => c.notNull())
     .addColumn('version', 'integer', (c) => c.notNull())
-    .addColumn('content', 'text')
-    .addColumn('table_json', 'text')
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
+    // Large text goes last: SQLite reads a row's columns in order, through any overflow pages.
+    .addColumn('table_json', 'text')
+    .addColumn('content', 'text')
     .execute();
   await s.createIndex('artifacts_workspace').on('artifacts').columns(['workspace_id', 'scope']).execute();
   await s.createIndex('artifacts_owner').on('artifacts').column('owner_id').execute();
@@ -111,11 +112,22 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('pinned', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('author_id', 'text')
     .addColumn('instruction', 'text')
-    .addColumn('content', 'text')
     .addColumn('kept_json', 'text')
     .addColumn('created_at', 'bigint', (c) => c.notNull())
+    // Large text goes last: SQLite reads a row's columns in order, through any overflow pages.
+    .addColumn('content', 'text')
     .execute();
   await s.createIndex('checkpoints_artifact').on('checkpoints').columns(['artifact_id', 'id']).execute();
+  await s
+    .createIndex('checkpoints_artifact_version')
+    .on('checkpoints')
+    .columns(['artifact_id', 'doc_version'])
+    .execute();
+  await s
+    .createIndex('checkpoints_artifact_created')
+    .on('checkpoints')
+    .columns(['artifact_id', 'created_at'])
+    .execute();
   await s
     .createTable('threads')
     .addColumn('id', 'text', (c) => c.primaryKey())

@@ -40,6 +40,11 @@ export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
   // The version an agent write produced and its block list, so drift can be counted from it too.
   await s.alterTable('checkpoints').addColumn('result_version', 'integer').execute();
   await s.alterTable('checkpoints').addColumn('result_blocks_json', 'text').execute();
+  await s
+    .createIndex('checkpoints_artifact_result')
+    .on('checkpoints')
+    .columns(['artifact_id', 'result_version'])
+    .execute();
   // Document anchors: Yjs relative positions of the quoted passage's ends, base64.
   await s.alterTable('threads').addColumn('anchor_rel_start', 'text').execute();
   await s.alterTable('threads').addColumn('anchor_rel_end', 'text').execute();
