@@ -9,6 +9,7 @@ import {
   blockArray,
   blockText,
   digestBlocks,
+  digestJson,
   isDeleted,
   liveBlocks,
   newBlock,
@@ -227,6 +228,7 @@ export function editor({ deps, store, acquire, changedSince, digestAt, prune }: 
       const target = resolveTarget(live, checked);
       const version = await currentVersion(id);
       const digest = digestBlocks(live.doc);
+      const digestText = digestJson(live.doc);
       const drift = checked.expected !== undefined && checked.expected !== version;
       const changed = drift ? await changedSince(id, checked.expected!, digest) : undefined;
       checkVersion(checked, version, changed);
@@ -246,7 +248,7 @@ export function editor({ deps, store, acquire, changedSince, digestAt, prune }: 
           instruction: `edit_document ${checked.mode}`,
           content: packText(projection(live.doc)),
           kept_json: null,
-          blocks_json: JSON.stringify(digest),
+          blocks_json: digestText,
           created_at: Date.now(),
         })
         .execute();
@@ -278,7 +280,7 @@ export function editor({ deps, store, acquire, changedSince, digestAt, prune }: 
         .updateTable('checkpoints')
         .set({
           result_version: newVersion,
-          result_blocks_json: JSON.stringify(digestBlocks(live.doc)),
+          result_blocks_json: digestJson(live.doc),
           ...(kept.length > 0 ? { kept_json: JSON.stringify(keptBlocks(kept)) } : {}),
         })
         .where('id', '=', checkpointId)

@@ -46,11 +46,38 @@ export function liveBlocks(doc: Y.Doc): LiveBlock[] {
   return out;
 }
 
+interface Derived {
+  projection?: string;
+  digest?: BlockDigest;
+  digestJson?: string;
+}
+
+/** What is derived from a document, kept until its next transaction (a write asks several times). */
+const derived = new WeakMap<Y.Doc, Derived>();
+
+function derivedOf(doc: Y.Doc): Derived {
+  let entry = derived.get(doc);
+  if (!entry) {
+    entry = {};
+    derived.set(doc, entry);
+    doc.on('afterTransaction', (tr: Y.Transaction) => {
+      const cached = derived.get(doc)!;
+      cached.projection = cached.digest = cached.digestJson = undefined;
+      for (const type of tr.changed.keys()) if (type instanceof Y.Text) hashes.delete(type);
+    });
+  }
+  return entry;
+}
+
 /** The markdown: the live blocks' text, in order. Editor-only annotations are not part of it. */
 export function projection(doc: Y.Doc): string {
-  let out = '';
-  for (const map of blockArray(doc)) if (!isDeleted(map)) out += blockText(map).toString();
-  return out;
+  const cached = derivedOf(doc);
+  if (cached.projection === undefined) {
+    let out = '';
+    for (const map of blockArray(doc)) if (!isDeleted(map)) out += blockText(map).toString();
+    cached.projection = out;
+  }
+  return cached.projection;
 }
 
 export function docFromMarkdown(markdown: string): Y.Doc {
@@ -99,15 +126,10 @@ export function shortId(map: BlockMap): string {
 
 /** Hashes of block texts, dropped when a text changes, so a digest rehashes only what changed. */
 const hashes = new WeakMap<Y.Text, string>();
-const watched = new WeakSet<Y.Doc>();
 
 export function digestBlocks(doc: Y.Doc): BlockDigest {
-  if (!watched.has(doc)) {
-    watched.add(doc);
-    doc.on('afterTransaction', (tr: Y.Transaction) => {
-      for (const type of tr.changed.keys()) if (type instanceof Y.Text) hashes.delete(type);
-    });
-  }
+  const cached = derivedOf(doc);
+  if (cached.digest) return cached.digest;
   const out: BlockDigest = [];
   for (const map of blockArray(doc)) {
     if (isDeleted(map)) continue;
@@ -119,7 +141,15 @@ export function digestBlocks(doc: Y.Doc): BlockDigest {
     }
     out.push([shortId(map), hash]);
   }
+  cached.digest = out;
   return out;
+}
+
+/** The digest as stored in version rows. */
+export function digestJson(doc: Y.Doc): string {
+  const cached = derivedOf(doc);
+  cached.digestJson ??= JSON.stringify(digestBlocks(doc));
+  return cached.digestJson;
 }
 
 /** Where a block stands in the array (deleted ones included), or -1; one pass over the array. */

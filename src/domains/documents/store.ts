@@ -6,7 +6,7 @@ import {
   blockArray,
   blockText,
   compact,
-  digestBlocks,
+  digestJson,
   docFromMarkdown,
   docFromState,
   encodeState,
@@ -297,7 +297,7 @@ export function documentStore(deps: Deps, options: StoreOptions = {}) {
               instruction: opts.instruction,
               content: packText(markdown),
               kept_json: null,
-              blocks_json: JSON.stringify(digestBlocks(live.doc)),
+              blocks_json: digestJson(live.doc),
               created_at: now,
             })
             .execute();
