@@ -105,13 +105,18 @@ interface Target {
 }
 
 /** Where a write goes, or the refusal the spec gives for it. */
-function resolveTarget(live: LiveDoc, checked: Checked): Target {
+/** Every live block, as a write that replaces them all sees them. */
+function everyBlock(live: LiveDoc): Target {
   const blocks = liveBlocks(live.doc);
+  return { blocks: blocks.map((b) => ({ map: b.map, text: b.text })), after: blocks.at(-1)?.map ?? null };
+}
+
+function resolveTarget(live: LiveDoc, checked: Checked): Target {
   switch (checked.mode) {
     case 'append':
       return { blocks: [], after: undefined };
     case 'replace_all':
-      return { blocks: blocks.map((b) => ({ map: b.map, text: b.text })), after: blocks.at(-1)?.map ?? null };
+      return everyBlock(live);
     case 'fill_empty': {
       if (projection(live.doc).trim() !== '') {
         throw new DomainError(
@@ -122,10 +127,10 @@ function resolveTarget(live: LiveDoc, checked: Checked): Target {
           },
         );
       }
-      return { blocks: blocks.map((b) => ({ map: b.map, text: b.text })), after: blocks.at(-1)?.map ?? null };
+      return everyBlock(live);
     }
     case 'replace_section': {
-      const text = blocks.map((b) => b.text).join('');
+      const text = projection(live.doc);
       const spans = findExcerpt(text, checked.excerpt!);
       if (spans.length === 0) {
         throw new DomainError(
@@ -135,7 +140,7 @@ function resolveTarget(live: LiveDoc, checked: Checked): Target {
             data: {
               error: 'excerpt_not_found',
               candidates: nearestPassages(
-                blocks.map((b) => b.text),
+                liveBlocks(live.doc).map((b) => b.text),
                 checked.excerpt!,
               ),
             },
@@ -157,11 +162,14 @@ function resolveTarget(live: LiveDoc, checked: Checked): Target {
         );
       }
       const { start, end } = spans[0]!;
+      // Walk the blocks by length; only the ones the excerpt covers are read out.
       const covered: { map: BlockMap; text: string }[] = [];
       let at = 0;
-      for (const b of blocks) {
-        const blockEnd = at + b.text.length;
-        if (blockEnd > start && at < end) covered.push({ map: b.map, text: b.text });
+      for (const map of blockArray(live.doc)) {
+        if (isDeleted(map)) continue;
+        const blockEnd = at + blockText(map).length;
+        if (blockEnd > start && at < end) covered.push({ map, text: blockText(map).toString() });
+        if (blockEnd >= end) break;
         at = blockEnd;
       }
       return { blocks: covered, after: covered.at(-1)!.map };
