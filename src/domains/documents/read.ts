@@ -91,32 +91,9 @@ export function reader(deps: Deps, store: DocumentStore) {
   }
 
   /**
-   * Blocks changed since a version, while a version row still holds that version's block list:
-   * the state before an agent write, the state it produced, or a person's stored edit.
+   * The block list of a version, while a version row still holds it: the state before an agent
+   * write, the state it produced, or a person's stored edit.
    */
-  async function changedSince(
-    artifactId: string,
-    version: number,
-    now: BlockDigest,
-  ): Promise<number | undefined> {
-    const row = await db
-      .selectFrom('checkpoints')
-      .select(['doc_version', 'blocks_json', 'result_version', 'result_blocks_json'])
-      .where('artifact_id', '=', artifactId)
-      .where((eb) =>
-        eb.or([
-          eb.and([eb('doc_version', '=', version), eb('blocks_json', 'is not', null)]),
-          eb.and([eb('result_version', '=', version), eb('result_blocks_json', 'is not', null)]),
-        ]),
-      )
-      .orderBy('id', 'desc')
-      .executeTakeFirst();
-    if (!row) return undefined;
-    const then = row.doc_version === version && row.blocks_json ? row.blocks_json : row.result_blocks_json!;
-    return blocksChanged(JSON.parse(then) as BlockDigest, now);
-  }
-
-  /** The block list of a version, while a version row holds it. */
   async function digestAt(artifactId: string, version: number): Promise<BlockDigest | undefined> {
     const row = await db
       .selectFrom('checkpoints')
@@ -131,9 +108,18 @@ export function reader(deps: Deps, store: DocumentStore) {
       .orderBy('id', 'desc')
       .executeTakeFirst();
     if (!row) return undefined;
-    return JSON.parse(
-      row.doc_version === version && row.blocks_json ? row.blocks_json : row.result_blocks_json!,
-    ) as BlockDigest;
+    const stored = row.doc_version === version && row.blocks_json ? row.blocks_json : row.result_blocks_json!;
+    return JSON.parse(stored) as BlockDigest;
+  }
+
+  /** Blocks changed since a version, while a version row still holds its block list. */
+  async function changedSince(
+    artifactId: string,
+    version: number,
+    now: BlockDigest,
+  ): Promise<number | undefined> {
+    const then = await digestAt(artifactId, version);
+    return then === undefined ? undefined : blocksChanged(then, now);
   }
 
   /**
