@@ -8,7 +8,8 @@ import { loadConfig } from '../src/config.ts';
 import { SCOPES } from '../src/domains/workspace/actor.ts';
 import { startServer, type RunningServer } from '../src/server.ts';
 import { DATABASES } from './support/databases.ts';
-import { acme, other, setup, type CallResult, type Harness } from './support/harness.ts';
+import { acme, other, setup, type Harness } from './support/harness.ts';
+import { ok } from './support/results.ts';
 
 interface ActivityRow {
   id: string;
@@ -18,12 +19,6 @@ interface ActivityRow {
   error_code?: string;
   duration_ms: number;
   at: number;
-}
-
-function ok(r: CallResult): Record<string, unknown> {
-  assert.equal(r.isError, false, `expected success, got: ${r.text}`);
-  assert.ok(r.structured);
-  return r.structured;
 }
 
 function listen(port: number): Promise<number | null> {

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { REPLY_CAP } from '../src/domains/comments/comments.ts';
 import { DATABASES } from './support/databases.ts';
-import { acme, other, setup, type CallResult, type Harness, type ToolCaller } from './support/harness.ts';
+import { acme, other, setup, type Harness, type ToolCaller } from './support/harness.ts';
+import { ok, refused, refusedWithPrefix } from './support/results.ts';
 
 interface ReplyView {
   comment_id: string;
@@ -52,22 +53,6 @@ const ARCHIVED = 'Tool failed: This document is archived';
 const NOT_BOOLEAN = 'Tool failed: resolved must be a boolean';
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function ok(r: CallResult): Record<string, unknown> {
-  assert.equal(r.isError, false, `expected success, got: ${r.text}`);
-  assert.ok(r.structured, 'expected a structured result');
-  return r.structured;
-}
-
-function refused(r: CallResult, text: string): void {
-  assert.equal(r.isError, true, `expected a refusal, got: ${r.text}`);
-  assert.equal(r.text, text);
-}
-
-function refusedWithPrefix(r: CallResult): void {
-  assert.equal(r.isError, true, `expected a refusal, got: ${r.text}`);
-  assert.match(r.text, /^Tool failed: /);
-}
 
 async function startThread(
   caller: ToolCaller,

@@ -9,7 +9,10 @@ import { openServices } from '../src/services.ts';
 import { dropPgSchema } from '../src/storage/db.ts';
 import { DATABASES, PG_URL } from './support/databases.ts';
 import { testFixture } from './support/fixture.ts';
-import { connect, setup, type CallResult, type Harness, type ToolCaller } from './support/harness.ts';
+import { connect, setup, type Harness, type ToolCaller } from './support/harness.ts';
+import { ok } from './support/results.ts';
+import { createDocument, readDocument } from './support/documents.ts';
+import { personEdit as personEditAs } from './support/replica.ts';
 
 const DOC = '# Plan\n\nThe quick brown fox jumps.\n\nSecond paragraph here.\n\nThird one.\n';
 
@@ -18,12 +21,6 @@ interface ThreadView {
   status: 'open' | 'resolved';
   anchor_excerpt?: string;
   body: string;
-}
-
-function ok(r: CallResult): Record<string, unknown> {
-  assert.equal(r.isError, false, `expected success, got: ${r.text}`);
-  assert.ok(r.structured, 'a successful call returns structuredContent');
-  return r.structured;
 }
 
 /** The live blocks of a replica, by a piece of their text. */
@@ -53,14 +50,11 @@ for (const db of DATABASES) {
     const sql = () => h.services.deps.db;
 
     async function create(content = DOC): Promise<string> {
-      const s = ok(
-        await ada.call('create_document', { title: 'Anchored', scope: 'org', content_markdown: content }),
-      );
-      return s.document_id as string;
+      return (await createDocument(ada, { title: 'Anchored', scope: 'org', content_markdown: content })).id;
     }
 
     async function markdown(id: string): Promise<string> {
-      return ok(await ada.call('read_document', { document_id: id })).markdown as string;
+      return (await readDocument(ada, id)).markdown;
     }
 
     async function anchor(id: string, excerpt: string, body = `on ${excerpt}`): Promise<string> {
@@ -80,15 +74,7 @@ for (const db of DATABASES) {
 
     /** A person's edit on a replica of the live document, sent through the live update path. */
     async function personEdit(id: string, change: (doc: Y.Doc) => void): Promise<void> {
-      const live = await h.services.documents.store.open(id);
-      const replica = new Y.Doc();
-      Y.applyUpdate(replica, Y.encodeStateAsUpdate(live.doc));
-      change(replica);
-      await h.services.documents.applyPersonUpdate(
-        h.actor('bob@acme.test'),
-        id,
-        Y.encodeStateAsUpdate(replica, Y.encodeStateVector(live.doc)),
-      );
+      await personEditAs(h, 'bob@acme.test', id, change);
     }
 
     async function agentEdit(id: string, args: Record<string, unknown>): Promise<void> {

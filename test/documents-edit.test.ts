@@ -1,9 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import * as Y from 'yjs';
+import type * as Y from 'yjs';
 import { liveBlocks } from '../src/domains/documents/model.ts';
 import { DATABASES } from './support/databases.ts';
-import { acme, other, setup, type CallResult, type Harness, type ToolCaller } from './support/harness.ts';
+import { other, setup, type Harness, type ToolCaller } from './support/harness.ts';
+import { connectPeople, fixtureArtifact } from './support/people.ts';
+import { ok, refused } from './support/results.ts';
+import { createDocument, readDocument } from './support/documents.ts';
+import { personEdit as personEditAs, textIn } from './support/replica.ts';
 
 const NOT_FOUND = 'Tool failed: Artifact not found';
 const MADE_UP = 'doc_0000000000zzzzzzzzzzzzzzzz';
@@ -20,17 +24,6 @@ const NOT_EMPTY = 'Tool failed: not_empty: the document already has content, so 
 const NOT_FOUND_EXCERPT =
   'Tool failed: excerpt_not_found: section_excerpt does not match the document; the nearest passages are listed in candidates';
 const CAP = 60_000;
-
-function ok(r: CallResult): Record<string, unknown> {
-  assert.equal(r.isError, false, `expected success, got: ${r.text}`);
-  assert.ok(r.structured, 'a successful call returns structuredContent');
-  return r.structured;
-}
-
-function refused(r: CallResult, text: string): void {
-  assert.equal(r.isError, true, `expected a refusal, got: ${r.text}`);
-  assert.equal(r.text, text);
-}
 
 const conflictText = (from: number, to: number) =>
   `Tool failed: version_conflict: the document moved from version ${from} to ${to} since your read. Read it again and retry with expected_version ${to}.`;
@@ -58,32 +51,20 @@ for (const db of DATABASES) {
 
     before(async () => {
       h = await setup(db);
-      ada = await h.as('ada@acme.test');
-      bob = await h.as('bob@acme.test');
-      cy = await h.as('cy@acme.test');
-      dee = await h.as('dee@acme.test');
-      eve = await h.as('eve@other.test');
+      ({ ada, bob, cy, dee, eve } = await connectPeople(h));
     });
     after(() => h.close());
 
     const sql = () => h.services.deps.db;
-    const art = (key: string) => {
-      const id = acme(h).artifacts[key];
-      assert.ok(id, `fixture artifact ${key}`);
-      return id;
-    };
+    const art = (key: string) => fixtureArtifact(h, key);
 
     /** A document every Acme member can edit (org scope), owned by Ada. */
     async function create(content = ''): Promise<{ id: string; version: number }> {
-      const s = ok(
-        await ada.call('create_document', { title: 'Edit me', scope: 'org', content_markdown: content }),
-      );
-      return { id: s.document_id as string, version: s.version as number };
+      return createDocument(ada, { title: 'Edit me', scope: 'org', content_markdown: content });
     }
 
     async function read(id: string): Promise<{ markdown: string; version: number }> {
-      const s = ok(await ada.call('read_document', { document_id: id }));
-      return { markdown: s.markdown as string, version: s.version as number };
+      return readDocument(ada, id);
     }
 
     async function checkpoints(id: string) {
@@ -113,23 +94,8 @@ for (const db of DATABASES) {
 
     /** A person's edit made on a replica of the live document and sent back as a Yjs update. */
     async function personEdit(id: string, change: (text: (containing: string) => Y.Text) => void) {
-      const live = await h.services.documents.store.open(id);
-      const replica = new Y.Doc();
-      Y.applyUpdate(replica, Y.encodeStateAsUpdate(live.doc));
-      const arr = replica.getArray<Y.Map<unknown>>('blocks');
-      change((containing) => {
-        const map = arr
-          .toArray()
-          .find(
-            (m) => m.get('deleted') !== true && (m.get('text') as Y.Text).toString().includes(containing),
-          );
-        assert.ok(map, `a block containing ${containing}`);
-        return map.get('text') as Y.Text;
-      });
-      await h.services.documents.applyPersonUpdate(
-        h.actor('bob@acme.test'),
-        id,
-        Y.encodeStateAsUpdate(replica, Y.encodeStateVector(live.doc)),
+      await personEditAs(h, 'bob@acme.test', id, (replica) =>
+        change((containing) => textIn(replica, containing)),
       );
     }
 

@@ -4,6 +4,8 @@ import * as Y from 'yjs';
 import { newId } from '../src/ids.ts';
 import { DATABASES } from './support/databases.ts';
 import { acme, other, setup, type CallResult, type Harness, type ToolCaller } from './support/harness.ts';
+import { connectPeople } from './support/people.ts';
+import { ok, refused } from './support/results.ts';
 
 interface Row {
   document_id: string;
@@ -34,17 +36,6 @@ const NONE = 'No documents found.';
 const MADE_UP_POD = 'pod_0000000000zzzzzzzzzzzzzzzz';
 const MADE_UP_ROOM = 'cnv_0000000000zzzzzzzzzzzzzzzz';
 const BUDGET_MARKDOWN = '| Item | Cost |\n| --- | --- |\n| Laptop | 1200 |\n';
-
-function ok(r: CallResult): Record<string, unknown> {
-  assert.equal(r.isError, false, `expected success, got: ${r.text}`);
-  assert.ok(r.structured, 'a successful call returns structuredContent');
-  return r.structured;
-}
-
-function refused(r: CallResult, text: string): void {
-  assert.equal(r.isError, true, `expected a refusal, got: ${r.text}`);
-  assert.equal(r.text, text);
-}
 
 /** A cursor refusal: the spec fixes only that it is refused, with the usual prefix, about the cursor. */
 function cursorRefused(r: CallResult): void {
@@ -123,11 +114,7 @@ for (const db of DATABASES) {
       before(async () => {
         startedAt = Date.now();
         h = await setup(db);
-        ada = await h.as('ada@acme.test');
-        bob = await h.as('bob@acme.test');
-        cy = await h.as('cy@acme.test');
-        dee = await h.as('dee@acme.test');
-        eve = await h.as('eve@other.test');
+        ({ ada, bob, cy, dee, eve } = await connectPeople(h));
       });
       after(() => h.close());
 

@@ -11,6 +11,9 @@ import { dropPgSchema } from '../src/storage/db.ts';
 import { DATABASES, PG_URL } from './support/databases.ts';
 import { testFixture } from './support/fixture.ts';
 import { connect, setup, type CallResult, type Harness, type ToolCaller } from './support/harness.ts';
+import { ok, refused } from './support/results.ts';
+import { createDocument, readDocument } from './support/documents.ts';
+import { replicaOf, textIn } from './support/replica.ts';
 
 const SELECTION_GONE =
   'Tool failed: selection_gone: the section you meant to replace was removed before the write landed; nothing was written';
@@ -20,28 +23,8 @@ const KEPT_ONE = 'Kept 1 block that people edited during the write, next to the 
 
 const SECTION_DOC = '# Plan\n\nIntro.\n\n## Steps\n\nStep one.\n\nStep two.\n\n## End\n\nBye.\n';
 
-function ok(r: CallResult): Record<string, unknown> {
-  assert.equal(r.isError, false, `expected success, got: ${r.text}`);
-  assert.ok(r.structured, 'a successful call returns structuredContent');
-  return r.structured;
-}
-
-function refused(r: CallResult, text: string): void {
-  assert.equal(r.isError, true, `expected a refusal, got: ${r.text}`);
-  assert.equal(r.text, text);
-}
-
 const wrote = (n: number, mode: string, v: number) =>
   `Wrote ${n} characters (${mode}); the document is now at version ${v}.`;
-
-/** The Y.Text of the first live block of a replica whose text contains `containing`. */
-function textIn(doc: Y.Doc, containing: string): Y.Text {
-  const map = blockArray(doc)
-    .toArray()
-    .find((m) => m.get('deleted') !== true && (m.get('text') as Y.Text).toString().includes(containing));
-  assert.ok(map, `a block containing ${JSON.stringify(containing)}`);
-  return map.get('text') as Y.Text;
-}
 
 /**
  * Holds the next statement built with `insertInto(table)` until `run()` settles: whatever `run`
@@ -96,15 +79,11 @@ for (const db of DATABASES) {
     const bob = () => h.actor('bob@acme.test');
 
     async function create(content: string): Promise<{ id: string; version: number }> {
-      const s = ok(
-        await ada.call('create_document', { title: 'Live', scope: 'org', content_markdown: content }),
-      );
-      return { id: s.document_id as string, version: s.version as number };
+      return createDocument(ada, { title: 'Live', scope: 'org', content_markdown: content });
     }
 
     async function read(id: string, caller = ada): Promise<{ markdown: string; version: number }> {
-      const s = ok(await caller.call('read_document', { document_id: id }));
-      return { markdown: s.markdown as string, version: s.version as number };
+      return readDocument(caller, id);
     }
 
     async function storedVersion(id: string): Promise<number> {
@@ -118,17 +97,11 @@ for (const db of DATABASES) {
 
     /** A second replica of the live document, as a person's editor holds it. */
     async function replica(id: string) {
-      const live = await docs().store.open(id);
-      const doc = new Y.Doc();
-      Y.applyUpdate(doc, Y.encodeStateAsUpdate(live.doc));
+      const r = await replicaOf(h, id);
       return {
-        live,
-        doc,
-        /** What the replica has that the live document has not seen yet. */
-        update: () => Y.encodeStateAsUpdate(doc, Y.encodeStateVector(live.doc)),
+        ...r,
         /** Sends it the way the live socket does: role check, then the live model. */
-        send: () =>
-          docs().applyPersonUpdate(bob(), id, Y.encodeStateAsUpdate(doc, Y.encodeStateVector(live.doc))),
+        send: () => docs().applyPersonUpdate(bob(), id, r.update()),
       };
     }
 

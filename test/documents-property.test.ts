@@ -3,7 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { splitBlocks } from '../src/domains/documents/text.ts';
 import { DATABASES } from './support/databases.ts';
-import { setup, type CallResult, type Harness, type ToolCaller } from './support/harness.ts';
+import { setup, type Harness, type ToolCaller } from './support/harness.ts';
+import { ok } from './support/results.ts';
 
 /*
  * Random documents and random sequences of writes, checked against a plain-string model. Every
@@ -280,12 +281,6 @@ class Model {
     const end = markers[j]!.index + markers[j]![0].length;
     return { start, excerpt: text.slice(start, end) };
   }
-}
-
-function ok(r: CallResult): Record<string, unknown> {
-  assert.equal(r.isError, false, `expected success, got: ${r.text}`);
-  assert.ok(r.structured, 'a successful call returns structuredContent');
-  return r.structured;
 }
 
 const lf = (text: string) => text.replace(/\r\n?/g, '\n');

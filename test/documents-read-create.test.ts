@@ -4,7 +4,11 @@ import { Lexer, type Tokens } from 'marked';
 import * as Y from 'yjs';
 import { newId } from '../src/ids.ts';
 import { DATABASES } from './support/databases.ts';
-import { acme, other, setup, type CallResult, type Harness, type ToolCaller } from './support/harness.ts';
+import { acme, other, setup, type Harness, type ToolCaller } from './support/harness.ts';
+import { connectPeople, personId } from './support/people.ts';
+import { ok, refused, refusedWithPrefix } from './support/results.ts';
+import { createDocument } from './support/documents.ts';
+import { personEdit as personEditAs } from './support/replica.ts';
 
 interface ReadResult {
   document_id: string;
@@ -46,23 +50,6 @@ const CAP = 60_000;
 const EMOJI = 'a😀b😀😀c👍🏽d🎉\n';
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-function ok(r: CallResult): Record<string, unknown> {
-  assert.equal(r.isError, false, `expected success, got: ${r.text}`);
-  assert.ok(r.structured, 'a successful call returns structuredContent');
-  return r.structured;
-}
-
-function refused(r: CallResult, text: string): void {
-  assert.equal(r.isError, true, `expected a refusal, got: ${r.text}`);
-  assert.equal(r.text, text);
-}
-
-function refusedWithPrefix(r: CallResult, pattern?: RegExp): void {
-  assert.equal(r.isError, true, `expected a refusal, got: ${r.text}`);
-  assert.match(r.text, /^Tool failed: /);
-  if (pattern) assert.match(r.text, pattern);
-}
-
 async function read(caller: ToolCaller, args: Record<string, unknown>): Promise<ReadResult> {
   return ok(await caller.call('read_document', args)) as unknown as ReadResult;
 }
@@ -84,22 +71,18 @@ for (const db of DATABASES) {
 
     before(async () => {
       h = await setup(db);
-      ada = await h.as('ada@acme.test');
-      bob = await h.as('bob@acme.test');
-      cy = await h.as('cy@acme.test');
-      dee = await h.as('dee@acme.test');
-      eve = await h.as('eve@other.test');
+      ({ ada, bob, cy, dee, eve } = await connectPeople(h));
     });
     after(() => h.close());
 
     const sql = () => h.services.deps.db;
     const art = (key: string) => acme(h).artifacts[key]!;
-    const person = (email: string) => h.actor(email).personId;
+    const person = (email: string) => personId(h, email);
 
     async function create(caller: ToolCaller, args: Record<string, unknown>): Promise<string> {
-      const s = ok(await caller.call('create_document', { title: 'Scratch', ...args }));
-      assert.equal(typeof s.document_id, 'string');
-      return s.document_id as string;
+      const { id } = await createDocument(caller, { title: 'Scratch', ...args });
+      assert.equal(typeof id, 'string');
+      return id;
     }
 
     async function row(id: string) {
@@ -127,12 +110,7 @@ for (const db of DATABASES) {
 
     /** A person's edit made on a replica of the live document, as the live socket delivers it. */
     async function personEdit(email: string, id: string, change: (blocks: Y.Array<Y.Map<unknown>>) => void) {
-      const live = await h.services.documents.store.open(id);
-      const replica = new Y.Doc();
-      Y.applyUpdate(replica, Y.encodeStateAsUpdate(live.doc));
-      change(replica.getArray<Y.Map<unknown>>('blocks'));
-      const update = Y.encodeStateAsUpdate(replica, Y.encodeStateVector(live.doc));
-      await h.services.documents.applyPersonUpdate(h.actor(email), id, update);
+      await personEditAs(h, email, id, (replica) => change(replica.getArray<Y.Map<unknown>>('blocks')));
     }
 
     const blockText = (blocks: Y.Array<Y.Map<unknown>>, i: number) => blocks.get(i).get('text') as Y.Text;

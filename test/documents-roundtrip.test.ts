@@ -4,7 +4,9 @@ import { after, before, describe, it } from 'node:test';
 import { docFromMarkdown, docFromState, encodeState, projection } from '../src/domains/documents/model.ts';
 import { splitBlocks } from '../src/domains/documents/text.ts';
 import { DATABASES } from './support/databases.ts';
-import { setup, type CallResult, type Harness, type ToolCaller } from './support/harness.ts';
+import { setup, type Harness, type ToolCaller } from './support/harness.ts';
+import { ok } from './support/results.ts';
+import { createDocument } from './support/documents.ts';
 
 interface Example {
   markdown: string;
@@ -103,12 +105,6 @@ function largest(): { input: string; expected: string } {
   return { input: input + pad, expected: expected + pad };
 }
 
-function ok(r: CallResult): Record<string, unknown> {
-  assert.equal(r.isError, false, `expected success, got: ${r.text}`);
-  assert.ok(r.structured, 'a successful call returns structuredContent');
-  return r.structured;
-}
-
 describe('CommonMark examples in process', () => {
   it(`splits every one of the ${EXAMPLES.length} examples into blocks that join back exactly`, () => {
     assert.ok(EXAMPLES.length > 600);
@@ -156,8 +152,7 @@ for (const db of DATABASES) {
     const sql = () => h.services.deps.db;
 
     async function create(content: string, title = 'Round trip'): Promise<{ id: string; version: number }> {
-      const s = ok(await ada.call('create_document', { title, content_markdown: content }));
-      return { id: s.document_id as string, version: s.version as number };
+      return createDocument(ada, { title, content_markdown: content });
     }
 
     /** The whole markdown, paging with offset = offset + window as the read result says. */

@@ -1,9 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import * as Y from 'yjs';
+import type * as Y from 'yjs';
 import { newId } from '../src/ids.ts';
 import { DATABASES } from './support/databases.ts';
-import { acme, other, setup, type CallResult, type Harness, type ToolCaller } from './support/harness.ts';
+import { acme, other, setup, type Harness, type ToolCaller } from './support/harness.ts';
+import { connectPeople } from './support/people.ts';
+import { ok, refused } from './support/results.ts';
+import { createDocument, readDocument } from './support/documents.ts';
+import { personUpdate as replicaUpdate } from './support/replica.ts';
 
 interface VersionRow {
   version_id: string;
@@ -22,17 +26,6 @@ const NO_VERSIONS = 'No versions yet.';
 const MADE_UP_DOC = 'doc_0000000000zzzzzzzzzzzzzzzz';
 const ROW_FIELDS = ['version_id', 'doc_version', 'reason', 'label', 'pinned', 'created_at'];
 
-function ok(r: CallResult): Record<string, unknown> {
-  assert.equal(r.isError, false, `expected success, got: ${r.text}`);
-  assert.ok(r.structured, 'a successful call returns structuredContent');
-  return r.structured;
-}
-
-function refused(r: CallResult, text: string): void {
-  assert.equal(r.isError, true, `expected a refusal, got: ${r.text}`);
-  assert.equal(r.text, text);
-}
-
 for (const db of DATABASES) {
   describe(`get_document_versions on ${db.name}`, () => {
     let h: Harness;
@@ -44,11 +37,7 @@ for (const db of DATABASES) {
 
     before(async () => {
       h = await setup(db);
-      ada = await h.as('ada@acme.test');
-      bob = await h.as('bob@acme.test');
-      cy = await h.as('cy@acme.test');
-      dee = await h.as('dee@acme.test');
-      eve = await h.as('eve@other.test');
+      ({ ada, bob, cy, dee, eve } = await connectPeople(h));
     });
     after(() => h.close());
 
@@ -86,8 +75,7 @@ for (const db of DATABASES) {
     }
 
     async function create(caller: ToolCaller, args: Record<string, unknown>): Promise<string> {
-      const s = ok(await caller.call('create_document', { title: 'Versioned', scope: 'org', ...args }));
-      return s.document_id as string;
+      return (await createDocument(caller, { title: 'Versioned', scope: 'org', ...args })).id;
     }
 
     async function edit(caller: ToolCaller, args: Record<string, unknown>) {
@@ -95,8 +83,8 @@ for (const db of DATABASES) {
     }
 
     async function markdown(id: string): Promise<{ text: string; version: number }> {
-      const s = ok(await ada.call('read_document', { document_id: id }));
-      return { text: s.markdown as string, version: s.version as number };
+      const { markdown: text, version } = await readDocument(ada, id);
+      return { text, version };
     }
 
     async function storedCheckpoints(id: string) {
@@ -113,11 +101,7 @@ for (const db of DATABASES) {
       id: string,
       change: (blocks: Y.Array<Y.Map<unknown>>) => void,
     ): Promise<Uint8Array> {
-      const live = await h.services.documents.store.open(id);
-      const replica = new Y.Doc();
-      Y.applyUpdate(replica, Y.encodeStateAsUpdate(live.doc));
-      change(replica.getArray<Y.Map<unknown>>('blocks'));
-      return Y.encodeStateAsUpdate(replica, Y.encodeStateVector(live.doc));
+      return replicaUpdate(h, id, (replica) => change(replica.getArray<Y.Map<unknown>>('blocks')));
     }
 
     async function personEdit(email: string, id: string, change: (blocks: Y.Array<Y.Map<unknown>>) => void) {

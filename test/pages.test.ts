@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DATABASES } from './support/databases.ts';
 import { acme, other, setup, type CallResult, type Harness, type ToolCaller } from './support/harness.ts';
+import { connectPeople, fixtureArtifact, personId } from './support/people.ts';
+import { ok, refused } from './support/results.ts';
 import { unpackText } from '../src/storage/packed.ts';
 
 const NOT_FOUND = 'Tool failed: Artifact not found';
@@ -12,17 +14,6 @@ const BAD_VERSION = 'Tool failed: expected_version must be a non-negative intege
 const READ_ONLY = 'Tool failed: This document is read-only for you';
 const COMMENT_ONLY = 'Tool failed: You can comment on this document but not edit it';
 const ARCHIVED = 'Tool failed: This document is archived';
-
-function ok(r: CallResult): Record<string, unknown> {
-  assert.equal(r.isError, false, `expected success, got: ${r.text}`);
-  assert.ok(r.structured, 'a successful call returns structuredContent');
-  return r.structured;
-}
-
-function refused(r: CallResult, text: string): void {
-  assert.equal(r.isError, true, `expected a refusal, got: ${r.text}`);
-  assert.equal(r.text, text);
-}
 
 const utf8 = (s: string) => Buffer.byteLength(s, 'utf8');
 
@@ -37,21 +28,13 @@ for (const db of DATABASES) {
 
     before(async () => {
       h = await setup(db);
-      ada = await h.as('ada@acme.test');
-      bob = await h.as('bob@acme.test');
-      cy = await h.as('cy@acme.test');
-      dee = await h.as('dee@acme.test');
-      eve = await h.as('eve@other.test');
+      ({ ada, bob, cy, dee, eve } = await connectPeople(h));
     });
     after(() => h.close());
 
     const sql = () => h.services.deps.db;
-    const art = (key: string) => {
-      const id = acme(h).artifacts[key];
-      assert.ok(id, `fixture artifact ${key}`);
-      return id;
-    };
-    const person = (email: string) => h.actor(email).personId;
+    const art = (key: string) => fixtureArtifact(h, key);
+    const person = (email: string) => personId(h, email);
 
     async function create(
       caller: ToolCaller,
