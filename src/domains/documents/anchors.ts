@@ -1,7 +1,7 @@
 import * as Y from 'yjs';
 import type { Artifact } from '../workspace/access.ts';
 import { artifactText } from '../workspace/artifact-text.ts';
-import { blockText, liveBlocks } from './model.ts';
+import { blockText, liveBlocks, projection } from './model.ts';
 import type { DocumentStore } from './store.ts';
 
 export interface Anchor {
@@ -80,9 +80,7 @@ export function anchors(store: DocumentStore) {
   async function projectionOf(artifact: Artifact): Promise<string> {
     const live = await store.open(artifact.id);
     await store.refresh(live);
-    return liveBlocks(live.doc)
-      .map((b) => b.text)
-      .join('');
+    return projection(live.doc);
   }
 
   async function locate(artifact: Artifact, excerpt: string): Promise<Anchor | null> {
@@ -105,9 +103,7 @@ export function anchors(store: DocumentStore) {
     }
     const live = await store.open(artifact.id);
     await store.refresh(live);
-    const text = liveBlocks(live.doc)
-      .map((b) => b.text)
-      .join('');
+    const text = projection(live.doc);
     for (const t of threads) {
       const quote = t.anchor_excerpt;
       if (quote === null) {

@@ -27,7 +27,7 @@ export function reader(deps: Deps, store: DocumentStore) {
     if (artifact.type === 'document') {
       // People's edits not stored yet are stored first, so the version read matches the text read.
       if (await store.flush(artifact.id)) artifact = (await artifactFor(db, actor, artifact.id)).artifact;
-      text = await store.currentMarkdown(artifact.id, artifact.content, artifact.version);
+      text = await store.currentMarkdown(artifact.id, artifact.content);
     } else text = artifactText(artifact);
     // The spec words this one without the prefix: nothing readable exists yet.
     if (text === null) throw new DomainError('not_found', 'Artifact not found', { prefixed: false });

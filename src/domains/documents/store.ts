@@ -211,11 +211,7 @@ export function documentStore(deps: Deps, options: StoreOptions = {}) {
    * The current markdown: live when the document is in memory (first taking in what other
    * processes stored since), else as last stored.
    */
-  async function currentMarkdown(
-    id: string,
-    stored: string | null,
-    _storedVersion?: number,
-  ): Promise<string> {
+  async function currentMarkdown(id: string, stored: string | null): Promise<string> {
     const live = loaded.get(id);
     if (!live) return stored ?? '';
     await refresh(live);
