@@ -12,7 +12,13 @@ if (major < 22 || (major === 22 && minor < 13)) {
 if (!process.features.typescript) {
   const result = spawnSync(
     process.execPath,
-    ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', ...process.argv.slice(1)],
+    // The flags this process was started with (npm start's heap limits) carry over.
+    [
+      ...process.execArgv,
+      '--experimental-strip-types',
+      '--disable-warning=ExperimentalWarning',
+      ...process.argv.slice(1),
+    ],
     { stdio: 'inherit' },
   );
   process.exit(result.status ?? 1);
