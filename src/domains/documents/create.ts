@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type * as Y from 'yjs';
 import { DomainError, invalid } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import type { Deps } from '../deps.ts';
@@ -17,7 +18,7 @@ import {
   blockArray,
   digestBlocks,
   docFromMarkdown,
-  encodeState,
+  digestJson,
   newBlock,
   projection,
   type BlockDigest,
@@ -58,16 +59,18 @@ export function creator(
 ) {
   const { db } = deps;
 
-  /** Writes the first content as a checkpointed write by the caller: a row at `from`, then the next version. */
+  /**
+   * Stores `doc` as the first content, a checkpointed write by the caller: a row at `from`
+   * (whose blocks were `before`), then the next version. Returns when the snapshot was stored.
+   */
   async function initialFill(
     trx: Db,
     actor: Actor,
     artifactId: string,
-    content: string,
-    state: string,
+    doc: Y.Doc,
     from: number,
-    blocks: { before: BlockDigest; after: BlockDigest },
-  ) {
+    before: BlockDigest,
+  ): Promise<number> {
     const now = Date.now();
     await trx
       .insertInto('checkpoints')
@@ -82,22 +85,18 @@ export function creator(
         instruction: 'create_document',
         content: '',
         kept_json: null,
-        blocks_json: JSON.stringify(blocks.before),
+        blocks_json: JSON.stringify(before),
         result_version: from + 1,
-        result_blocks_json: JSON.stringify(blocks.after),
+        result_blocks_json: digestJson(doc),
         created_at: now,
       })
       .execute();
     await trx
       .updateTable('artifacts')
-      .set({ content, version: from + 1, updated_at: now })
+      .set({ content: projection(doc), version: from + 1, updated_at: now })
       .where('id', '=', artifactId)
       .execute();
-    await trx
-      .insertInto('doc_states')
-      .values({ artifact_id: artifactId, state, updated_at: now })
-      .onConflict((oc) => oc.column('artifact_id').doUpdateSet({ state, updated_at: now }))
-      .execute();
+    return store.saveState(trx, artifactId, doc);
   }
 
   async function create(actor: Actor, input: CreateDocumentInput) {
@@ -113,10 +112,9 @@ export function creator(
       if (retry) return retry;
     }
     const doc = docFromMarkdown(filled ? content : '');
-    const state = encodeState(doc);
     let artifact: Artifact;
     try {
-      artifact = await insert(actor, input, title, content, filled, state, key, digestBlocks(doc));
+      artifact = await insert(actor, input, title, content, doc, filled, key);
     } catch (error) {
       // Another create with this key committed first: this call is its retry.
       if (error instanceof LostClaim && typeof key === 'string') {
@@ -139,10 +137,9 @@ export function creator(
     input: CreateDocumentInput,
     title: string,
     content: string,
+    doc: Y.Doc,
     filled: boolean,
-    state: string,
     key: unknown,
-    digest: BlockDigest,
   ) {
     return db.transaction().execute(async (trx) => {
       const placement = await resolvePlacement(trx, actor, input);
@@ -154,14 +151,8 @@ export function creator(
         content: '',
         version: 0,
       });
-      if (filled) {
-        await initialFill(trx, actor, made.id, content, state, 0, { before: [], after: digest });
-      } else {
-        await trx
-          .insertInto('doc_states')
-          .values({ artifact_id: made.id, state, updated_at: Date.now() })
-          .execute();
-      }
+      if (filled) await initialFill(trx, actor, made.id, doc, 0, []);
+      else await store.saveState(trx, made.id, doc);
       if (typeof key === 'string') {
         // The key is claimed in the same transaction: of creates racing with one key, one wins.
         const now = Date.now();
@@ -234,28 +225,25 @@ export function creator(
           () => blocks.insert(blocks.length, splitBlocks(content).map(newBlock)),
           store.agentOrigin,
         );
-        const version = await db.transaction().execute(async (trx) => {
+        const stored = await db.transaction().execute(async (trx) => {
           const { version: from } = await trx
             .selectFrom('artifacts')
             .select('version')
             .where('id', '=', row.id)
             .executeTakeFirstOrThrow();
-          await initialFill(trx, actor, row.id, projection(live.doc), encodeState(live.doc), from, {
-            before,
-            after: digestBlocks(live.doc),
-          });
+          const storedAt = await initialFill(trx, actor, row.id, live.doc, from, before);
           await trx
             .updateTable('idempotency_keys')
             .set({ content_hash: hash(content) })
             .where('person_id', '=', actor.personId)
             .where('key', '=', key)
             .execute();
-          return from + 1;
+          return { version: from + 1, storedAt };
         });
         // The fill was stored as a whole snapshot; its changes need no entry in the log.
         live.unsaved.length = 0;
-        live.storedAt = Date.now();
-        return { ...base, version, healed: true };
+        live.storedAt = stored.storedAt;
+        return { ...base, version: stored.version, healed: true };
       } finally {
         await lease.release();
       }

@@ -3,7 +3,6 @@ import { newId } from '../../ids.ts';
 import type { Deps } from '../deps.ts';
 import type { Db } from '../workspace/access.ts';
 import {
-  blockArray,
   blockText,
   compact,
   digestJson,
@@ -60,7 +59,6 @@ export interface PersistOptions {
   reason: 'agent_edit' | 'edit';
   authorId: string | null;
   instruction: string | null;
-  kept?: KeptBlock[];
 }
 
 const AGENT_ORIGIN = 'agent';
@@ -408,7 +406,6 @@ export function documentStore(deps: Deps, options: StoreOptions = {}) {
       live.lastUsed = Date.now();
     },
     agentOrigin: AGENT_ORIGIN,
-    blocks: blockArray,
   };
 }
 
