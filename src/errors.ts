@@ -22,7 +22,8 @@ export type ErrorCode =
   | 'excerpt_ambiguous'
   | 'not_empty'
   | 'selection_gone'
-  | 'too_long';
+  | 'too_long'
+  | 'invalid_plan';
 
 export class DomainError extends Error {
   readonly code: ErrorCode;

@@ -15,7 +15,14 @@ export interface RunningServer {
 }
 
 export async function openConfiguredServices(config: Config): Promise<Services> {
-  return openServices({ databaseUrl: config.databaseUrl, sqlitePath: config.sqlitePath });
+  return openServices({
+    databaseUrl: config.databaseUrl,
+    sqlitePath: config.sqlitePath,
+    automations: {
+      publicUrl: config.publicUrl,
+      modelConfigured: Boolean(config.modelUrl && config.model),
+    },
+  });
 }
 
 /** Creates the demo workspace when the database has none; says whether it did. */

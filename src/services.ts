@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { activityService, notificationsService } from './domains/activity/activity.ts';
 import { tokensService } from './domains/auth/tokens.ts';
+import { automationsService, type AutomationOptions } from './domains/automations/automations.ts';
 import { commentsService } from './domains/comments/comments.ts';
 import type { Deps, DomainEvent, EventListener } from './domains/deps.ts';
 import { anchors } from './domains/documents/anchors.ts';
@@ -15,6 +16,7 @@ import { migrate, openStorage, type Storage, type StorageOptions } from './stora
 /** Every domain service, built once over one storage; transports hold this and nothing else. */
 export interface ServiceOptions {
   documents?: StoreOptions;
+  automations?: AutomationOptions;
 }
 
 export function createServices(storage: Storage, options: ServiceOptions = {}) {
@@ -37,6 +39,7 @@ export function createServices(storage: Storage, options: ServiceOptions = {}) {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
+    automations: automationsService(deps, options.automations),
     pages: pagesService(deps),
     documents,
     comments: commentsService(deps, anchors(documents.store)),

@@ -14,6 +14,9 @@ const UPDATE = process.env.UPDATE_SNAPSHOTS === '1';
 
 /** The tools that only read; every other tool writes. */
 const READ_ONLY = new Set([
+  'list_automations',
+  'read_automation',
+  'describe_capabilities',
   'read_page',
   'read_comments',
   'read_document',

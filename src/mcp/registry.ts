@@ -6,12 +6,18 @@ import type { Actor } from '../domains/workspace/actor.ts';
 import type { Services } from '../services.ts';
 import { failure, scopeFailure, unexpectedFailure } from './errors.ts';
 import { advertised, describeArgumentErrors, type AnyTool } from './tool.ts';
+import { automationTools } from './tools/automations.ts';
 import { commentTools } from './tools/comments.ts';
 import { documentTools } from './tools/documents.ts';
 import { pageTools } from './tools/pages.ts';
 
 /** Every implemented tool, in the order tools/list shows them. */
-export const TOOLS: readonly AnyTool[] = [...pageTools, ...documentTools, ...commentTools];
+export const TOOLS: readonly AnyTool[] = [
+  ...automationTools,
+  ...pageTools,
+  ...documentTools,
+  ...commentTools,
+];
 
 export const SERVER_INFO = { name: 'tandem', version: '0.1.0' };
 

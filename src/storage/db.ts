@@ -6,6 +6,7 @@ import { openSqlite } from './sqlite-adapter.ts';
 import type { Database } from './schema.ts';
 import * as m001 from './migrations/001_foundation.ts';
 import * as m002 from './migrations/002_documents.ts';
+import * as m004 from './migrations/004_automations.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -38,6 +39,7 @@ interface Migration {
 const migrations: [string, Migration][] = [
   ['001_foundation', m001],
   ['002_documents', m002],
+  ['004_automations', m004],
 ];
 
 export async function openStorage(options: StorageOptions): Promise<Storage> {

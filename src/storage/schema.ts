@@ -216,7 +216,58 @@ export interface SettingTable {
   value: string;
 }
 
+export interface FlowTable {
+  id: string;
+  workspace_id: string;
+  created_by: string;
+  /** Set once a version of it is published: the automation that owns it. */
+  automation_id: string | null;
+  created_at: number;
+}
+
+export interface FlowVersionTable {
+  id: string;
+  flow_id: string;
+  workspace_id: string;
+  version: number;
+  created_by: string;
+  ask: string;
+  write_approval: string;
+  created_at: number;
+  /** Steps, writes, namespaces and connectors, computed when the draft was stored. */
+  summary_json: string;
+  plan_json: string;
+}
+
+export interface AutomationTable {
+  id: string;
+  workspace_id: string;
+  flow_id: string;
+  name: string;
+  description: string;
+  tags_json: string;
+  /** `personal` or `workspace`. */
+  scope: string;
+  created_by: string;
+  acting_id: string;
+  live_version_id: string;
+  trigger_kind: string;
+  trigger_json: string;
+  notify: string;
+  cooldown_s: number;
+  enabled: number;
+  session_id: string;
+  next_fire_at: number | null;
+  last_fired_at: number | null;
+  consecutive_failures: number;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
+  flows: FlowTable;
+  flow_versions: FlowVersionTable;
+  automations: AutomationTable;
   workspaces: WorkspaceTable;
   people: PersonTable;
   agents: AgentTable;

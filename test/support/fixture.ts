@@ -29,7 +29,11 @@ export const testFixture: Fixture = {
         { key: 'old', title: 'Old', participants: ['ada@acme.test', 'bob@acme.test'], archived: true },
         { key: 'cyroom', title: 'Cy only', participants: ['cy@acme.test'], archived: false },
       ],
-      connectors: [{ provider: 'github', connected: true, personal: false, secret: 'whsec-1' }],
+      connectors: [
+        { provider: 'github', connected: true, personal: false, secret: 'whsec-1' },
+        { provider: 'slack', connected: true, personal: true, owner: 'bob@acme.test', secret: 'slack-1' },
+        { provider: 'gmail', connected: false, personal: false },
+      ],
       artifacts: [
         {
           key: 'roadmap',

@@ -1,5 +1,10 @@
 /** Every tool Tandem implements so far, in the order tools/list gives them. */
 export const IMPLEMENTED_TOOLS = [
+  'list_automations',
+  'read_automation',
+  'describe_capabilities',
+  'draft_automation',
+  'edit_automation',
   'create_page',
   'read_page',
   'write_page',

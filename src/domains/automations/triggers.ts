@@ -1,0 +1,133 @@
+import { Cron } from 'croner';
+import { invalid } from '../../errors.ts';
+import type { Catalogue } from './catalogue.ts';
+import { describeIssues } from './issues.ts';
+import { trigger as triggerSchema, type Trigger } from './plan.ts';
+
+type Schedule = Extract<Trigger, { kind: 'schedule' }>;
+
+const FIELDS: Record<Schedule['frequency'], readonly ('weekday' | 'hour' | 'minute')[]> = {
+  hourly: ['minute'],
+  daily: ['hour', 'minute'],
+  weekdays: ['hour', 'minute'],
+  weekly: ['weekday', 'hour', 'minute'],
+};
+
+/** The zone's canonical name, or undefined when it is not an IANA zone this runtime knows. */
+export function canonicalZone(zone: string): string | undefined {
+  try {
+    return new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface TriggerCheck {
+  trigger: Trigger;
+  /** A problem that makes the automation's scope impossible (a personal connection in a workspace automation). */
+  personalProvider?: string | undefined;
+}
+
+/**
+ * Checks a trigger as publish receives it; throws one line naming every problem. Schedules get
+ * the fields of their frequency and a known zone; event triggers a provider this person may use.
+ */
+export function checkTrigger(raw: unknown, catalogue: Catalogue): TriggerCheck {
+  if (raw === undefined)
+    throw invalid('trigger is required for publish (schedule, connector_event or github_event)');
+  const parsed = triggerSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw invalid(
+      describeIssues(parsed.error.issues, ['trigger'])
+        .map((p) => p.message)
+        .join('; '),
+    );
+  }
+  const t = parsed.data;
+  const problems: string[] = [];
+  let personalProvider: string | undefined;
+  if (t.kind === 'schedule') {
+    const wanted = FIELDS[t.frequency];
+    for (const field of ['weekday', 'hour', 'minute'] as const) {
+      const given = t[field] !== undefined;
+      if (given && !wanted.includes(field)) {
+        problems.push(
+          `trigger.${field} does not apply to a ${t.frequency} schedule; remove it (${t.frequency} takes ${wanted.join(', ')})`,
+        );
+      } else if (!given && wanted.includes(field)) {
+        problems.push(`trigger.${field} is required for a ${t.frequency} schedule`);
+      }
+    }
+    const zone = canonicalZone(t.timezone);
+    if (!zone)
+      problems.push(
+        `trigger.timezone "${t.timezone}" is not an IANA time zone; use a name such as Europe/Berlin or UTC`,
+      );
+    else t.timezone = zone;
+  } else if (t.kind === 'connector_event') {
+    const provider = catalogue.eventProviders().get(t.provider);
+    if (!provider) {
+      const known = [...catalogue.eventProviders().keys()].join(', ');
+      problems.push(
+        `trigger.provider "${t.provider}" is not a provider of this workspace; use one of ${known}`,
+      );
+    } else if (!provider.connected) {
+      problems.push(
+        `trigger.provider "${t.provider}" is not connected for you in this workspace; connect it first`,
+      );
+    } else {
+      if (provider.events.length > 0 && !provider.events.includes(t.event)) {
+        problems.push(
+          `trigger.event "${t.event}" is not an event of ${t.provider}; use one of ${provider.events.join(', ')}`,
+        );
+      }
+      if (provider.personalOnly) personalProvider = t.provider;
+    }
+  } else {
+    const github = catalogue.eventProviders().get('github');
+    if (!github?.connected)
+      problems.push('trigger needs the github connector, which is not connected in this workspace');
+    else if (github.personalOnly) personalProvider = 'github';
+    if (!/^[a-z_]+$/.test(t.event))
+      problems.push(`trigger.event "${t.event}" must be a GitHub event name such as pull_request`);
+    if (t.actions) t.actions = [...new Set(t.actions)];
+  }
+  if (problems.length) throw invalid(problems.join('; '));
+  return { trigger: t, personalProvider };
+}
+
+function cronPattern(t: Schedule): string {
+  const minute = t.minute ?? 0;
+  const hour = t.hour ?? 0;
+  switch (t.frequency) {
+    case 'hourly':
+      return `${minute} * * * *`;
+    case 'daily':
+      return `${minute} ${hour} * * *`;
+    case 'weekdays':
+      return `${minute} ${hour} * * 1-5`;
+    case 'weekly':
+      // ISO weekday 7 (Sunday) is cron's 0.
+      return `${minute} ${hour} * * ${(t.weekday ?? 1) % 7}`;
+  }
+}
+
+const crons = new Map<string, Cron>();
+
+/**
+ * The first instant after `after` at which a schedule fires, in its zone. A local time that a
+ * DST change skips fires at the first instant after the gap; one it repeats fires once, at the
+ * first occurrence; hourly schedules fire every 60 minutes of real time.
+ */
+export function nextFireAt(t: Trigger, after: Date): Date | null {
+  if (t.kind !== 'schedule') return null;
+  const pattern = cronPattern(t);
+  const key = `${pattern}|${t.timezone}`;
+  let cron = crons.get(key);
+  if (!cron) {
+    if (crons.size > 1000) crons.clear();
+    cron = new Cron(pattern, { timezone: t.timezone, paused: true });
+    crons.set(key, cron);
+  }
+  return cron.nextRun(after);
+}
