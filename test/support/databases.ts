@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { dropPgSchema } from '../../src/storage/db.ts';
-import { openServices, type Services } from '../../src/services.ts';
+import { openServices, type ServiceOptions, type Services } from '../../src/services.ts';
 
 export const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 export interface TestDatabase {
   name: 'sqlite' | 'postgres';
-  open(): Promise<Services & { dispose(): Promise<void> }>;
+  open(options?: ServiceOptions): Promise<Services & { dispose(): Promise<void> }>;
 }
 
 let pgChecked: Promise<void> | undefined;
@@ -31,18 +31,18 @@ function checkPostgres(): Promise<void> {
 
 const sqlite: TestDatabase = {
   name: 'sqlite',
-  async open() {
-    const services = await openServices({ sqlitePath: ':memory:' });
+  async open(options = {}) {
+    const services = await openServices({ ...options, sqlitePath: ':memory:' });
     return Object.assign(services, { dispose: () => services.close() });
   },
 };
 
 const postgres: TestDatabase = {
   name: 'postgres',
-  async open() {
+  async open(options = {}) {
     await checkPostgres();
     const schema = `t_${randomBytes(6).toString('hex')}`;
-    const services = await openServices({ databaseUrl: PG_URL, pgSchema: schema, poolSize: 20 }).catch(
+    const services = await openServices({ ...options, databaseUrl: PG_URL, pgSchema: schema, poolSize: 20 }).catch(
       async (error: unknown) => {
         await dropPgSchema(PG_URL, schema);
         throw error;

@@ -4,7 +4,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/server';
 import { importFixture, type ImportResult } from '../../src/domains/workspace/import.ts';
 import { SCOPES, type Actor, type Scope } from '../../src/domains/workspace/actor.ts';
 import { buildMcpServer, TOOLS } from '../../src/mcp/registry.ts';
-import type { Services } from '../../src/services.ts';
+import type { ServiceOptions, Services } from '../../src/services.ts';
 import type { TestDatabase } from './databases.ts';
 import { testFixture } from './fixture.ts';
 
@@ -63,8 +63,8 @@ export interface Harness {
 }
 
 /** A fresh database of the given kind with the test fixture loaded. */
-export async function setup(db: TestDatabase): Promise<Harness> {
-  const services = await db.open();
+export async function setup(db: TestDatabase, options?: ServiceOptions): Promise<Harness> {
+  const services = await db.open(options);
   const { workspaces: ids } = await importFixture(services.deps, testFixture);
   const callers: ToolCaller[] = [];
   const actor = (email: string, scopes: readonly Scope[] = SCOPES): Actor => {
