@@ -8,6 +8,8 @@ import { escapeHtml, htmlPage } from './html.ts';
 import { mcpHttp } from './mcp-route.ts';
 import type { PageLinkSigner } from './page-links.ts';
 import { viewerRoutes } from './viewer.ts';
+import { automationRoutes } from './automations.ts';
+import { DomainError } from '../errors.ts';
 
 /** The app origin: MCP, the JSON API for people, the page viewer and sign-in. */
 export function createApp(services: Services, config: Config, signer: PageLinkSigner) {
@@ -44,11 +46,26 @@ export function createApp(services: Services, config: Config, signer: PageLinkSi
     const actor = c.get('actor');
     return c.json({ activity: await services.activity.list(actor, Number(c.req.query('limit') ?? 100)) });
   });
+  app.get('/api/sessions/:id', async (c) => {
+    const actor = c.get('actor');
+    if (!actor.scopes.has('automations:read')) {
+      return c.json({ error: 'insufficient_scope', message: 'This needs the automations:read scope.' }, 403);
+    }
+    try {
+      return c.json(await services.automations.session(actor, c.req.param('id')));
+    } catch (error) {
+      if (error instanceof DomainError && error.code === 'not_found') {
+        return c.json({ error: 'not_found', message: error.message }, 404);
+      }
+      throw error;
+    }
+  });
   app.all('/api/*', (c) =>
     c.json({ error: 'not_found', message: `No API route ${c.req.method} ${c.req.path}` }, 404),
   );
 
   app.route('/', viewerRoutes(services, config, signer));
+  app.route('/', automationRoutes(services));
 
   app.get('/login', (c) => {
     const next = safeNext(c.req.query('next'));

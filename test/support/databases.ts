@@ -42,12 +42,15 @@ const postgres: TestDatabase = {
   async open(options = {}) {
     await checkPostgres();
     const schema = `t_${randomBytes(6).toString('hex')}`;
-    const services = await openServices({ ...options, databaseUrl: PG_URL, pgSchema: schema, poolSize: 20 }).catch(
-      async (error: unknown) => {
-        await dropPgSchema(PG_URL, schema);
-        throw error;
-      },
-    );
+    const services = await openServices({
+      ...options,
+      databaseUrl: PG_URL,
+      pgSchema: schema,
+      poolSize: 20,
+    }).catch(async (error: unknown) => {
+      await dropPgSchema(PG_URL, schema);
+      throw error;
+    });
     return Object.assign(services, {
       async dispose() {
         await services.close();

@@ -253,6 +253,67 @@ export function automationsService(deps: Deps, options: AutomationOptions = {}) 
     plugins,
     catalogueFor,
 
+    /**
+     * An automation's session: where its runs, approvals and notices land. Readable by its
+     * participants and by everyone who can open the automation.
+     */
+    async session(actor: Actor, sessionId: unknown) {
+      if (typeof sessionId !== 'string' || sessionId === '')
+        throw new DomainError('not_found', 'Session not found');
+      const conversation = await db
+        .selectFrom('conversations')
+        .selectAll()
+        .where('id', '=', sessionId)
+        .where('workspace_id', '=', actor.workspaceId)
+        .where('kind', '=', 'session')
+        .executeTakeFirst();
+      if (!conversation) throw new DomainError('not_found', 'Session not found');
+      const owner = await db
+        .selectFrom('automations')
+        .select('id')
+        .where('session_id', '=', sessionId)
+        .executeTakeFirst();
+      const access = owner ? await automationFor(db, actor, owner.id).catch(() => undefined) : undefined;
+      if (!access) {
+        const participant = await db
+          .selectFrom('conversation_participants')
+          .select('person_id')
+          .where('conversation_id', '=', sessionId)
+          .where('person_id', '=', actor.personId)
+          .executeTakeFirst();
+        if (!participant) throw new DomainError('not_found', 'Session not found');
+      }
+      const messages = await db
+        .selectFrom('messages')
+        .leftJoin('people', 'people.id', 'messages.author_id')
+        .select([
+          'messages.id',
+          'messages.kind',
+          'messages.body',
+          'messages.card_json',
+          'messages.created_at',
+          'people.name as author',
+        ])
+        .where('messages.conversation_id', '=', sessionId)
+        .orderBy('messages.created_at', 'desc')
+        .orderBy('messages.id', 'desc')
+        .limit(200)
+        .execute();
+      return {
+        session_id: sessionId,
+        title: conversation.title,
+        ...(owner ? { automation_id: owner.id } : {}),
+        messages: messages.reverse().map((m) => ({
+          message_id: m.id,
+          kind: m.kind,
+          ...(m.author ? { author: m.author } : {}),
+          body: m.body,
+          ...(m.card_json ? { card: JSON.parse(m.card_json) as Record<string, unknown> } : {}),
+          created_at: iso(m.created_at) as string,
+        })),
+      };
+    },
+
     async describe(actor: Actor, args: DescribeArgs) {
       return describeCapabilities(await catalogueFor(actor), args);
     },
