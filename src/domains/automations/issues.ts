@@ -42,7 +42,7 @@ export function describeIssues(
     switch (issue.code) {
       case 'invalid_type': {
         const expected = issue.expected === 'nonoptional' ? 'a value' : article(issue.expected);
-        const missing = issue.input === undefined;
+        const missing = /received undefined$/.test(issue.message);
         out.push({
           path,
           message: missing ? `${at} is required (${expected})` : `${at} must be ${expected}`,

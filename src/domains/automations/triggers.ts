@@ -15,11 +15,18 @@ const FIELDS: Record<Schedule['frequency'], readonly ('weekday' | 'hour' | 'minu
 
 /** The zone's canonical name, or undefined when it is not an IANA zone this runtime knows. */
 export function canonicalZone(zone: string): string | undefined {
+  // Offsets such as +05:30 are not zones: they know nothing of daylight saving time.
+  if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(zone)) return undefined;
+  let resolved: string;
   try {
-    return new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
+    resolved = new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
   } catch {
     return undefined;
   }
+  // Keep the name as given (Asia/Kolkata stays Asia/Kolkata); only its letter case is corrected.
+  if (resolved.toLowerCase() === zone.toLowerCase()) return resolved;
+  const listed = Intl.supportedValuesOf('timeZone').find((z) => z.toLowerCase() === zone.toLowerCase());
+  return listed ?? zone;
 }
 
 export interface TriggerCheck {
@@ -52,10 +59,10 @@ export function checkTrigger(raw: unknown, catalogue: Catalogue): TriggerCheck {
       const given = t[field] !== undefined;
       if (given && !wanted.includes(field)) {
         problems.push(
-          `trigger.${field} does not apply to a ${t.frequency} schedule; remove it (${t.frequency} takes ${wanted.join(', ')})`,
+          `trigger.${field} does not apply to ${article(t.frequency)} schedule; remove it (${t.frequency} takes ${wanted.join(', ')})`,
         );
       } else if (!given && wanted.includes(field)) {
-        problems.push(`trigger.${field} is required for a ${t.frequency} schedule`);
+        problems.push(`trigger.${field} is required for ${article(t.frequency)} schedule`);
       }
     }
     const zone = canonicalZone(t.timezone);
@@ -95,6 +102,8 @@ export function checkTrigger(raw: unknown, catalogue: Catalogue): TriggerCheck {
   if (problems.length) throw invalid(problems.join('; '));
   return { trigger: t, personalProvider };
 }
+
+const article = (word: string) => `${/^[aeiouh]/.test(word) ? 'an' : 'a'} ${word}`;
 
 function cronPattern(t: Schedule): string {
   const minute = t.minute ?? 0;
