@@ -86,6 +86,8 @@ const mapFrame = z.strictObject({
   body: z.strictObject({ nodes: z.array(z.unknown()), edges: z.array(z.unknown()).optional() }),
 });
 
+const withArticle = (word: string) => `${/^[aeiou]/.test(word) ? 'an' : 'a'} ${word}`;
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -221,7 +223,9 @@ function typeAt(schema: Record<string, unknown> | undefined, path: string): stri
 function compatible(expected: string | undefined, actual: string | undefined): boolean {
   if (!expected || !actual) return true;
   if (expected === actual) return true;
-  if (expected === 'number' && actual === 'integer') return true;
+  // Numbers meet integers either way; a fractional value is refused when the step runs.
+  if ((expected === 'number' || expected === 'integer') && (actual === 'number' || actual === 'integer'))
+    return true;
   // Anything becomes text when a string is wanted only through a template; refs are passed as is.
   return false;
 }
@@ -298,6 +302,17 @@ export function validatePlan(raw: unknown, ctx: ValidationContext): ValidationRe
   }
 
   const allNodes = new Map<string, GraphNode>();
+  // Where every id sits (map bodies included), so an edge into another graph is named as such.
+  const rawPaths = new Map<string, PathPart[]>();
+  const collect = (nodes: unknown, base: PathPart[]) => {
+    if (!Array.isArray(nodes)) return;
+    nodes.forEach((n, i) => {
+      if (!isObject(n)) return;
+      if (typeof n.id === 'string' && !rawPaths.has(n.id)) rawPaths.set(n.id, [...base, 'nodes', i]);
+      if (n.kind === 'map' && isObject(n.body)) collect(n.body.nodes, [...base, 'nodes', i, 'body']);
+    });
+  };
+  collect(raw.nodes, []);
   const levels: Level[] = [];
 
   const buildLevel = (
@@ -372,7 +387,9 @@ export function validatePlan(raw: unknown, ctx: ValidationContext): ValidationRe
       for (const end of ['from', 'to'] as const) {
         if (level.byId.has(e[end])) continue;
         usable = false;
-        const elsewhere = allNodes.get(e[end]);
+        const elsewhere =
+          allNodes.get(e[end]) ??
+          (rawPaths.has(e[end]) ? { path: rawPaths.get(e[end]) as PathPart[] } : undefined);
         add(
           'edge/unknown-node',
           [...path, end],
@@ -540,7 +557,7 @@ export function validatePlan(raw: unknown, ctx: ValidationContext): ValidationRe
         add(
           'subflow/unknown',
           [...gn.path, 'automation_id'],
-          'an automation cannot run itself as a subflow',
+          'an automation cannot run itself as a subflow; repeat work inside it with a map node, or name another automation',
           gn.id,
         );
       } else if (!ctx.subflows.has(n.automation_id)) {
@@ -586,7 +603,7 @@ export function validatePlan(raw: unknown, ctx: ValidationContext): ValidationRe
           add(
             'capability/input',
             path,
-            `${key} wants ${field} as ${String(expected)}, but ${b.node}${b.path ? `.${b.path}` : ''} is ${actual}; point the ref at a ${String(expected)} or convert it with a transform node`,
+            `${key} wants ${field} as ${withArticle(String(expected))}, but ${b.node}${b.path ? `.${b.path}` : ''} is ${withArticle(String(actual))}; point the ref at ${withArticle(String(expected))} or convert it with a transform node`,
             gn.id,
           );
         }
