@@ -897,7 +897,7 @@ describe('contract: trigger_input', () => {
     { kind: 'schedule', frequency: 'daily', hour: 0, minute: 0, timezone: 'Europe/Berlin' },
     { kind: 'schedule', frequency: 'weekdays', hour: 23, minute: 59, timezone: 'America/New_York' },
     { kind: 'schedule', frequency: 'weekly', weekday: 7, hour: 9, minute: 30, timezone: 'Asia/Tokyo' },
-    { kind: 'schedule', frequency: 'weekly', weekday: 1, timezone: 'UTC' },
+    { kind: 'schedule', frequency: 'weekly', weekday: 1, hour: 0, minute: 0, timezone: 'UTC' },
     { kind: 'connector_event', provider: 'workspace', event: 'document.created' },
     { kind: 'connector_event', provider: 'github', event: 'push' },
     { kind: 'github_event', event: 'pull_request', repo: 'acme/web' },
@@ -912,6 +912,11 @@ describe('contract: trigger_input', () => {
   it('rejects the invalid triggers, both ways', () => {
     const invalid = [
       { kind: 'schedule', frequency: 'monthly', timezone: 'UTC' },
+      // Each frequency takes exactly its own fields.
+      { kind: 'schedule', frequency: 'hourly', hour: 9, minute: 0, timezone: 'UTC' },
+      { kind: 'schedule', frequency: 'daily', weekday: 1, hour: 9, minute: 0, timezone: 'UTC' },
+      { kind: 'schedule', frequency: 'weekly', weekday: 1, timezone: 'UTC' },
+      { kind: 'schedule', frequency: 'daily', minute: 0, timezone: 'UTC' },
       { kind: 'schedule', frequency: 'daily', hour: 24, timezone: 'UTC' },
       { kind: 'schedule', frequency: 'daily', hour: -1, timezone: 'UTC' },
       { kind: 'schedule', frequency: 'hourly', minute: 60, timezone: 'UTC' },

@@ -9,9 +9,10 @@ import { personName } from '../workspace/artifacts.ts';
 import { allPlugins, loadCatalogue, type Catalogue, type ConnectorPlugin } from './catalogue.ts';
 import { describeCapabilities, type DescribeArgs } from './describe.ts';
 import type { PathPart } from './issues.ts';
-import type { FlowPlan, PlanNode, Trigger, WriteApproval } from './plan.ts';
+import type { FlowPlan, PlanNode, ScheduleFields, Trigger, WriteApproval } from './plan.ts';
 import { summarise, type PlanSummary } from './steps.ts';
 import { checkTrigger, nextFireAt } from './triggers.ts';
+import { latestRuns, queueRun, runDetail, wake } from './runs.ts';
 import { subflowTargets, validatePlan, type PlanError, type SubflowTarget } from './validate.ts';
 
 export interface AutomationOptions {
@@ -37,14 +38,6 @@ export type DegradedReason =
 /** Stored with each version: what the plan does, plus whether it writes through its subflows. */
 export interface StoredSummary extends PlanSummary {
   writes_transitively: boolean;
-}
-
-export interface RunRecord {
-  run_id: string;
-  status: string;
-  dry_run: boolean;
-  cause: string;
-  error?: string;
 }
 
 export const REPEATED_FAILURES = 5;
@@ -84,7 +77,8 @@ function optionalBoolean(value: unknown, field: string): boolean | undefined {
 }
 
 /** A short line saying when an automation runs. */
-export function triggerText(t: Trigger): string {
+export function triggerText(trigger: Trigger): string {
+  const t = trigger as ScheduleFields | Exclude<Trigger, { kind: 'schedule' }>;
   if (t.kind === 'schedule') {
     const time = `${String(t.hour ?? 0).padStart(2, '0')}:${String(t.minute ?? 0).padStart(2, '0')}`;
     const day = ['', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'][
@@ -249,9 +243,175 @@ export function automationsService(deps: Deps, options: AutomationOptions = {}) 
     return version;
   }
 
+  const queuedListeners = new Set<() => void>();
+  const queued = () => {
+    for (const listener of queuedListeners) listener();
+  };
+
   return {
     plugins,
     catalogueFor,
+
+    /** Called after a transaction that queued or woke runs committed (the engine listens). */
+    onQueued(listener: () => void): () => void {
+      queuedListeners.add(listener);
+      return () => queuedListeners.delete(listener);
+    },
+
+    async run(actor: Actor, args: { automation_id?: unknown; dry_run?: unknown }) {
+      if (args.automation_id === undefined) throw invalid('automation_id is required for run');
+      const dryRun = optionalBoolean(args.dry_run, 'dry_run') ?? false;
+      const outcome = await db.transaction().execute(async (trx) => {
+        const access = await automationFor(trx, actor, args.automation_id);
+        requireControl(access);
+        const row = access.row;
+        if (!dryRun && row.enabled !== 1)
+          throw new DomainError('paused', 'Enable the automation before running it');
+        const runId = await queueRun(trx, {
+          automation: row,
+          versionId: row.live_version_id,
+          cause: dryRun ? 'dry_run' : 'manual',
+          dryRun,
+          payload: { manual: true, by: await personName(trx, actor.personId) },
+          requestedBy: actor.personId,
+        });
+        return { row, runId };
+      });
+      queued();
+      return {
+        action: 'run' as const,
+        automation_id: outcome.row.id,
+        dry_run: dryRun,
+        run_id: outcome.runId,
+        session_id: outcome.row.session_id,
+        url: urlOf(outcome.row.id),
+      };
+    },
+
+    /** A person's decision on an approval step; only the step's approvers may decide it. */
+    async decideApproval(actor: Actor, approvalId: unknown, input: { decision?: unknown; note?: unknown }) {
+      if (input.decision !== 'approve' && input.decision !== 'reject') {
+        throw invalid('decision must be approve or reject');
+      }
+      const note = optionalString(input.note, 'note', 2000);
+      const notFoundApproval = () => new DomainError('not_found', 'Approval not found');
+      if (typeof approvalId !== 'string' || approvalId === '') throw notFoundApproval();
+      const result = await db.transaction().execute(async (trx) => {
+        const approval = await trx
+          .selectFrom('approvals')
+          .selectAll()
+          .where('id', '=', approvalId)
+          .where('workspace_id', '=', actor.workspaceId)
+          .executeTakeFirst();
+        if (!approval) throw notFoundApproval();
+        const access = await automationFor(trx, actor, approval.automation_id).catch(() => undefined);
+        const participant = await trx
+          .selectFrom('conversation_participants')
+          .select('person_id')
+          .where('conversation_id', '=', approval.session_id)
+          .where('person_id', '=', actor.personId)
+          .executeTakeFirst();
+        if (!access && !participant) throw notFoundApproval();
+        const automation = await trx
+          .selectFrom('automations')
+          .selectAll()
+          .where('id', '=', approval.automation_id)
+          .executeTakeFirstOrThrow();
+        const approvers = JSON.parse(approval.approvers_json) as 'creator' | 'admins' | string[];
+        const me = await trx
+          .selectFrom('people')
+          .select(['email', 'name', 'admin'])
+          .where('id', '=', actor.personId)
+          .executeTakeFirstOrThrow();
+        const allowed =
+          approvers === 'creator'
+            ? automation.created_by === actor.personId
+            : approvers === 'admins'
+              ? me.admin === 1
+              : approvers.some((email) => email.toLowerCase() === me.email.toLowerCase());
+        if (!allowed) {
+          const who =
+            approvers === 'creator'
+              ? 'the automation’s creator'
+              : approvers === 'admins'
+                ? 'a workspace admin'
+                : approvers.join(' or ');
+          throw new DomainError('forbidden', `Only ${who} can decide this approval`);
+        }
+        if (approval.status !== 'pending') {
+          throw new DomainError(
+            'already_decided',
+            `This approval is already ${approval.status.replace('_', ' ')}`,
+          );
+        }
+        const now = Date.now();
+        const status = input.decision === 'approve' ? 'approved' : 'rejected';
+        const moved = await trx
+          .updateTable('approvals')
+          .set({ status, decided_by: actor.personId, decided_at: now, note: note ?? null })
+          .where('id', '=', approval.id)
+          .where('status', '=', 'pending')
+          .executeTakeFirst();
+        if (Number(moved.numUpdatedRows) !== 1) {
+          throw new DomainError('already_decided', 'This approval was decided a moment ago');
+        }
+        const message = await trx
+          .selectFrom('messages')
+          .select('card_json')
+          .where('id', '=', approval.message_id)
+          .executeTakeFirst();
+        const card = message?.card_json ? (JSON.parse(message.card_json) as Record<string, unknown>) : {};
+        await trx
+          .updateTable('messages')
+          .set({
+            card_json: JSON.stringify({ ...card, status, decided_by: me.name, ...(note ? { note } : {}) }),
+          })
+          .where('id', '=', approval.message_id)
+          .execute();
+        const at = new Date(now).toISOString();
+        await trx
+          .updateTable('run_nodes')
+          .set(
+            status === 'approved'
+              ? {
+                  status: 'succeeded',
+                  finished_at: now,
+                  wait_until: null,
+                  output_json: JSON.stringify({
+                    approved: true,
+                    by: me.email,
+                    at,
+                    ...(note ? { note } : {}),
+                  }),
+                }
+              : {
+                  status: 'failed',
+                  finished_at: now,
+                  wait_until: null,
+                  error: `rejected by ${me.name}${note ? `: ${note}` : ''}`,
+                },
+          )
+          .where('run_id', '=', approval.run_id)
+          .where('node_key', '=', approval.node_key)
+          .execute();
+        await postNotice(
+          trx,
+          approval.session_id,
+          actor.personId,
+          `${me.name} ${status} “${approval.message}”${note ? `: ${note}` : ''}.`,
+        );
+        await wake(trx, approval.run_id);
+        return {
+          approval_id: approval.id,
+          run_id: approval.run_id,
+          status,
+          decided_by: me.email,
+          decided_at: at,
+        };
+      });
+      queued();
+      return { ...result, ...(note ? { note } : {}) };
+    },
 
     /**
      * An automation's session: where its runs, approvals and notices land. Readable by its
@@ -680,6 +840,16 @@ export function automationsService(deps: Deps, options: AutomationOptions = {}) 
             .where('id', '=', row.id)
             .execute();
         }
+        if (enabled && !wasEnabled) {
+          // Runs held by the pause (queued, or stopped before a write) go on.
+          const held = await trx
+            .selectFrom('runs')
+            .select('id')
+            .where('automation_id', '=', row.id)
+            .where('status', 'in', ['queued', 'running', 'waiting'])
+            .execute();
+          for (const r of held) await wake(trx, r.id);
+        }
         if (wasEnabled !== enabled) {
           const actorName = await personName(trx, actor.personId);
           await postNotice(
@@ -691,6 +861,7 @@ export function automationsService(deps: Deps, options: AutomationOptions = {}) 
         }
         return { row, next };
       });
+      if (enabled) queued();
       return {
         action: 'set_enabled' as const,
         automation_id: outcome.row.id,
@@ -800,9 +971,8 @@ export function automationsService(deps: Deps, options: AutomationOptions = {}) 
         consecutive_failures: row.consecutive_failures,
         created_at: iso(row.created_at) as string,
         ...(includePlan ? { plan_json: JSON.parse(version.plan_json) as FlowPlan } : {}),
-        // Runs arrive with the run engine; until one exists there is nothing to list.
-        ...(includeRuns ? { runs: [] as RunRecord[], runs_truncated: false } : {}),
-        ...(args.run_id !== undefined ? { run: null } : {}),
+        ...(includeRuns ? await latestRuns(db, row.id) : {}),
+        ...(args.run_id !== undefined ? { run: await runDetail(db, row.id, args.run_id as string) } : {}),
       };
     },
   };

@@ -378,15 +378,26 @@ export type WriteApproval = z.infer<typeof writeApproval>;
 
 export const FREQUENCIES = ['hourly', 'daily', 'weekdays', 'weekly'] as const;
 
+const weekday = z.number().int().min(1).max(7).describe('ISO weekday: 1 = Monday … 7 = Sunday.');
+const hour = z.number().int().min(0).max(23);
+const minute = z.number().int().min(0).max(59);
+const timezone = z.string().min(1).describe('An IANA time zone such as Europe/Berlin or UTC.');
+
+/** Each frequency takes exactly its fields, so the advertised shape refuses what publish refuses. */
 export const scheduleTrigger = z
-  .strictObject({
-    kind: z.literal('schedule'),
-    frequency: z.enum(FREQUENCIES),
-    weekday: z.number().int().min(1).max(7).optional().describe('weekly only; ISO: 1 = Monday … 7 = Sunday.'),
-    hour: z.number().int().min(0).max(23).optional().describe('daily, weekdays and weekly.'),
-    minute: z.number().int().min(0).max(59).optional().describe('Every frequency.'),
-    timezone: z.string().min(1).describe('An IANA time zone such as Europe/Berlin or UTC.'),
-  })
+  .discriminatedUnion('frequency', [
+    z.strictObject({ kind: z.literal('schedule'), frequency: z.literal('hourly'), minute, timezone }),
+    z.strictObject({ kind: z.literal('schedule'), frequency: z.literal('daily'), hour, minute, timezone }),
+    z.strictObject({ kind: z.literal('schedule'), frequency: z.literal('weekdays'), hour, minute, timezone }),
+    z.strictObject({
+      kind: z.literal('schedule'),
+      frequency: z.literal('weekly'),
+      weekday,
+      hour,
+      minute,
+      timezone,
+    }),
+  ])
   .describe(
     'Fires at the given local time in timezone. Payload: {scheduled_for, fired_at, timezone}. A time in a DST gap fires at the first valid instant after it; in an overlap, once, at the first occurrence; hourly fires every 60 minutes of real time.',
   );
@@ -418,6 +429,15 @@ export const trigger = z
   .discriminatedUnion('kind', [scheduleTrigger, connectorEventTrigger, githubEventTrigger])
   .meta({ id: 'Trigger' });
 export type Trigger = z.infer<typeof trigger>;
+/** A schedule with every field optional, for code that reads them whatever the frequency. */
+export type ScheduleFields = {
+  kind: 'schedule';
+  frequency: (typeof FREQUENCIES)[number];
+  weekday?: number;
+  hour?: number;
+  minute?: number;
+  timezone: string;
+};
 
 export const WORKSPACE_EVENTS = [
   'document.created',

@@ -22,7 +22,7 @@ function schedule(
   timezone: string,
   fields: { weekday?: number; hour?: number; minute?: number },
 ): Schedule {
-  return { kind: 'schedule', frequency, timezone, ...fields };
+  return { kind: 'schedule', frequency, timezone, ...fields } as Schedule;
 }
 
 /** The next fire instant after `after`, as an ISO string. */

@@ -2,9 +2,13 @@ import { Cron } from 'croner';
 import { invalid } from '../../errors.ts';
 import type { Catalogue } from './catalogue.ts';
 import { describeIssues } from './issues.ts';
-import { trigger as triggerSchema, type Trigger } from './plan.ts';
+import { FREQUENCIES, trigger as triggerSchema, type ScheduleFields, type Trigger } from './plan.ts';
 
-type Schedule = Extract<Trigger, { kind: 'schedule' }>;
+type Schedule = ScheduleFields;
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
 
 const FIELDS: Record<Schedule['frequency'], readonly ('weekday' | 'hour' | 'minute')[]> = {
   hourly: ['minute'],
@@ -42,6 +46,34 @@ export interface TriggerCheck {
 export function checkTrigger(raw: unknown, catalogue: Catalogue): TriggerCheck {
   if (raw === undefined)
     throw invalid('trigger is required for publish (schedule, connector_event or github_event)');
+  // The fields a schedule's frequency takes are checked first, to name what to add or remove.
+  if (
+    isObject(raw) &&
+    raw.kind === 'schedule' &&
+    FREQUENCIES.includes(raw.frequency as Schedule['frequency'])
+  ) {
+    const frequency = raw.frequency as Schedule['frequency'];
+    const wanted = FIELDS[frequency];
+    const problems: string[] = [];
+    for (const field of ['weekday', 'hour', 'minute'] as const) {
+      const given = raw[field] !== undefined;
+      if (given && !wanted.includes(field)) {
+        problems.push(
+          `trigger.${field} does not apply to ${article(frequency)} schedule; remove it (${frequency} takes ${wanted.join(', ')})`,
+        );
+      } else if (!given && wanted.includes(field)) {
+        problems.push(`trigger.${field} is required for ${article(frequency)} schedule`);
+      }
+    }
+    if (problems.length) {
+      if (typeof raw.timezone !== 'string' || !canonicalZone(raw.timezone)) {
+        problems.push(
+          `trigger.timezone ${typeof raw.timezone === 'string' ? `"${raw.timezone}" is not an IANA time zone` : 'is required'}; use a name such as Europe/Berlin or UTC`,
+        );
+      }
+      throw invalid(problems.join('; '));
+    }
+  }
   const parsed = triggerSchema.safeParse(raw);
   if (!parsed.success) {
     throw invalid(
@@ -54,17 +86,6 @@ export function checkTrigger(raw: unknown, catalogue: Catalogue): TriggerCheck {
   const problems: string[] = [];
   let personalProvider: string | undefined;
   if (t.kind === 'schedule') {
-    const wanted = FIELDS[t.frequency];
-    for (const field of ['weekday', 'hour', 'minute'] as const) {
-      const given = t[field] !== undefined;
-      if (given && !wanted.includes(field)) {
-        problems.push(
-          `trigger.${field} does not apply to ${article(t.frequency)} schedule; remove it (${t.frequency} takes ${wanted.join(', ')})`,
-        );
-      } else if (!given && wanted.includes(field)) {
-        problems.push(`trigger.${field} is required for ${article(t.frequency)} schedule`);
-      }
-    }
     const zone = canonicalZone(t.timezone);
     if (!zone)
       problems.push(
@@ -105,7 +126,7 @@ export function checkTrigger(raw: unknown, catalogue: Catalogue): TriggerCheck {
 
 const article = (word: string) => `${/^[aeiouh]/.test(word) ? 'an' : 'a'} ${word}`;
 
-function cronPattern(t: Schedule): string {
+function cronPattern(t: ScheduleFields): string {
   const minute = t.minute ?? 0;
   const hour = t.hour ?? 0;
   switch (t.frequency) {
@@ -130,7 +151,7 @@ const crons = new Map<string, Cron>();
  */
 export function nextFireAt(t: Trigger, after: Date): Date | null {
   if (t.kind !== 'schedule') return null;
-  const pattern = cronPattern(t);
+  const pattern = cronPattern(t as ScheduleFields);
   const key = `${pattern}|${t.timezone}`;
   let cron = crons.get(key);
   if (!cron) {
