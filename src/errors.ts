@@ -23,7 +23,9 @@ export type ErrorCode =
   | 'not_empty'
   | 'selection_gone'
   | 'too_long'
-  | 'invalid_plan';
+  | 'invalid_plan'
+  | 'paused'
+  | 'already_decided';
 
 export class DomainError extends Error {
   readonly code: ErrorCode;

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../storage/schema.ts';
 import type { Dialect } from '../storage/db.ts';
 
@@ -17,4 +17,12 @@ export interface Deps {
   dialect: Dialect;
   /** Called after the write that caused the event committed. */
   emit: EventListener;
+}
+
+/**
+ * Lets a caller add its own rows to a write's transaction (the run engine records the write's
+ * effect there, so a repeated write is recognised); `result` is what the write returns.
+ */
+export interface WriteOptions {
+  within?: (trx: Transaction<Database>, result: Record<string, unknown>) => Promise<void>;
 }

@@ -7,6 +7,7 @@ import type { Database } from './schema.ts';
 import * as m001 from './migrations/001_foundation.ts';
 import * as m002 from './migrations/002_documents.ts';
 import * as m004 from './migrations/004_automations.ts';
+import * as m005 from './migrations/005_runs.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -40,6 +41,7 @@ const migrations: [string, Migration][] = [
   ['001_foundation', m001],
   ['002_documents', m002],
   ['004_automations', m004],
+  ['005_runs', m005],
 ];
 
 export async function openStorage(options: StorageOptions): Promise<Storage> {

@@ -262,9 +262,90 @@ export interface AutomationTable {
   consecutive_failures: number;
   created_at: number;
   updated_at: number;
+  dropped_events: Generated<number>;
+  last_event_at: number | null;
+}
+
+export interface RunTable {
+  id: string;
+  workspace_id: string;
+  automation_id: string;
+  flow_version_id: string;
+  parent_run_id: string | null;
+  parent_node_key: string | null;
+  /** `schedule`, `event`, `manual`, `dry_run` or `subflow`. */
+  cause: string;
+  dry_run: number;
+  /** `queued`, `running`, `waiting`, `succeeded`, `failed` or `cancelled`. */
+  status: string;
+  acting_id: string;
+  requested_by: string | null;
+  error: string | null;
+  queued_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+  updated_at: number;
+  trigger_json: string;
+  output_json: string | null;
+}
+
+export interface RunNodeTable {
+  run_id: string;
+  node_key: string;
+  node_id: string;
+  /** `pending`, `running`, `waiting`, `succeeded`, `failed`, `skipped` or `simulated`. */
+  status: string;
+  attempt: number;
+  error: string | null;
+  wait_until: number | null;
+  started_at: number | null;
+  finished_at: number | null;
+  output_json: string | null;
+}
+
+export interface JobTable {
+  run_id: string;
+  available_at: number;
+  locked_by: string | null;
+  locked_until: number | null;
+  created_at: number;
+}
+
+export interface RunEffectTable {
+  key: string;
+  run_id: string;
+  /** `done`, or `started` for a call to an outside service whose outcome is not known yet. */
+  state: string;
+  created_at: number;
+  result_json: string | null;
+}
+
+export interface ApprovalTable {
+  id: string;
+  workspace_id: string;
+  run_id: string;
+  node_key: string;
+  node_id: string;
+  automation_id: string;
+  session_id: string;
+  message_id: string;
+  message: string;
+  approvers_json: string;
+  /** `pending`, `approved`, `rejected` or `timed_out`. */
+  status: string;
+  decided_by: string | null;
+  decided_at: number | null;
+  note: string | null;
+  expires_at: number;
+  created_at: number;
 }
 
 export interface Database {
+  runs: RunTable;
+  run_nodes: RunNodeTable;
+  jobs: JobTable;
+  run_effects: RunEffectTable;
+  approvals: ApprovalTable;
   flows: FlowTable;
   flow_versions: FlowVersionTable;
   automations: AutomationTable;

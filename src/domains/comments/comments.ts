@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { DomainError, invalid } from '../../errors.ts';
 import { newId } from '../../ids.ts';
-import type { Deps } from '../deps.ts';
+import type { Deps, WriteOptions } from '../deps.ts';
 import type { Actor } from '../workspace/actor.ts';
 import { artifactFor, effectiveRole, requireRole, type Artifact, type Db } from '../workspace/access.ts';
 import type { Anchors } from '../documents/anchors.ts';
@@ -118,6 +118,7 @@ export function commentsService(deps: Deps, anchors: Anchors) {
   async function add(
     actor: Actor,
     input: { document_id?: unknown; body_markdown?: unknown; thread_id?: unknown; anchor_excerpt?: unknown },
+    options: WriteOptions = {},
   ) {
     const body = requireBody(input.body_markdown);
     if (input.thread_id !== undefined && input.thread_id !== null && typeof input.thread_id !== 'string') {
@@ -164,6 +165,7 @@ export function commentsService(deps: Deps, anchors: Anchors) {
           })
           .execute();
         const mentions = await recordMentions(trx, actor, access.artifact, threadId, commentId, body);
+        await options.within?.(trx, { thread_id: threadId, comment_id: commentId });
         return {
           artifact: access.artifact,
           reply: true as const,
@@ -191,6 +193,7 @@ export function commentsService(deps: Deps, anchors: Anchors) {
         })
         .execute();
       const mentions = await recordMentions(trx, actor, access.artifact, id, null, body);
+      await options.within?.(trx, { thread_id: id, comment_id: id });
       return {
         artifact: access.artifact,
         reply: false as const,

@@ -1,6 +1,6 @@
 import { DomainError, invalid } from '../../errors.ts';
 import { newId } from '../../ids.ts';
-import type { Deps } from '../deps.ts';
+import type { Deps, WriteOptions } from '../deps.ts';
 import type { Actor } from '../workspace/actor.ts';
 import { artifactFor, requireRole, type Artifact, type ArtifactAccess } from '../workspace/access.ts';
 import {
@@ -108,6 +108,7 @@ export function pagesService(deps: Deps) {
   async function write(
     actor: Actor,
     input: { page_id?: unknown; html?: unknown; expected_version?: unknown },
+    options: WriteOptions = {},
   ) {
     const expected = input.expected_version;
     if (typeof expected !== 'number' || !Number.isSafeInteger(expected) || expected < 0) {
@@ -159,6 +160,7 @@ export function pagesService(deps: Deps) {
             })
             .execute();
         }
+        await options.within?.(trx, { page_id: current.id, new_version: next, ...describe(html) });
         return { version: next };
       });
 

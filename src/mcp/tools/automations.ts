@@ -379,8 +379,13 @@ export const editAutomation = defineTool({
           : 'paused: its triggers start nothing until it is enabled again';
         return { structured: r, text: `${r.name} is now ${state}.` };
       }
-      case 'run':
-        throw new DomainError('invalid_argument', 'action run is not available yet: runs are not built');
+      case 'run': {
+        const r = await services.automations.run(actor, args);
+        return {
+          structured: r,
+          text: `${r.dry_run ? 'Dry run' : 'Run'} ${r.run_id} of ${r.automation_id} is queued${r.dry_run ? '; every write is simulated' : ''}. Read it with read_automation and run_id ${r.run_id}.`,
+        };
+      }
       default:
         throw new DomainError('invalid_argument', 'action must be publish, run or set_enabled');
     }
