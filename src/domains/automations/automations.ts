@@ -12,6 +12,7 @@ import type { PathPart } from './issues.ts';
 import type { FlowPlan, PlanNode, ScheduleFields, Trigger, WriteApproval } from './plan.ts';
 import { summarise, type PlanSummary } from './steps.ts';
 import { checkTrigger, nextFireAt } from './triggers.ts';
+import { startEventRuns, type IncomingEvent } from './events.ts';
 import { latestRuns, queueRun, runDetail, wake } from './runs.ts';
 import { subflowTargets, validatePlan, type PlanError, type SubflowTarget } from './validate.ts';
 
@@ -251,6 +252,27 @@ export function automationsService(deps: Deps, options: AutomationOptions = {}) 
   return {
     plugins,
     catalogueFor,
+
+    /** Starts the automations of a workspace that an event matches; returns the runs queued. */
+    async receiveEvent(workspaceId: string, event: IncomingEvent): Promise<string[]> {
+      const started = await startEventRuns(db, workspaceId, event);
+      if (started.length) queued();
+      return started;
+    },
+
+    /** The shared secret of a workspace's connection to a provider, for verifying its webhooks. */
+    async connectorSecret(workspaceId: string, provider: string): Promise<string | undefined> {
+      const row = await db
+        .selectFrom('connectors')
+        .select('secret')
+        .where('workspace_id', '=', workspaceId)
+        .where('provider', '=', provider)
+        .where('connected', '=', 1)
+        .where('personal', '=', 0)
+        .where('secret', 'is not', null)
+        .executeTakeFirst();
+      return row?.secret ?? undefined;
+    },
 
     /** Called after a transaction that queued or woke runs committed (the engine listens). */
     onQueued(listener: () => void): () => void {
@@ -631,9 +653,16 @@ export function automationsService(deps: Deps, options: AutomationOptions = {}) 
           .selectFrom('flows')
           .selectAll()
           .where('id', '=', version.flow_id)
+          .$call((q) => (deps.dialect === 'postgres' ? q.forUpdate() : q))
           .executeTakeFirstOrThrow();
         if (access) {
           if (flow.id !== access.row.flow_id) {
+            // A draft the caller cannot open is not found, whichever automation it is published into.
+            const visible =
+              flow.automation_id === null
+                ? flow.created_by === actor.personId
+                : (await automationFor(trx, actor, flow.automation_id).catch(() => undefined)) !== undefined;
+            if (!visible) throw draftNotFound();
             throw new DomainError('forbidden', 'That draft is not a version of this automation');
           }
         } else {

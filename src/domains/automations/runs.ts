@@ -112,11 +112,13 @@ export async function runDetail(db: Db, automationId: string, runId: string) {
   if (!run) return null;
   const nodes = await db
     .selectFrom('run_nodes')
-    .select(['node_key', 'status', 'attempt', 'error', 'started_at'])
+    .select(['node_key', 'status', 'attempt', 'error', 'started_at', 'finished_at'])
     .where('run_id', '=', run.id)
-    .orderBy('started_at')
-    .orderBy('node_key')
     .execute();
+  // In the order they ran; skipped nodes, which never started, by when they were skipped.
+  const when = (n: { started_at: number | null; finished_at: number | null }) =>
+    n.started_at ?? n.finished_at ?? Number.MAX_SAFE_INTEGER;
+  nodes.sort((a, b) => when(a) - when(b) || a.node_key.localeCompare(b.node_key));
   return {
     ...summary(run),
     nodes: nodes.map((n) => ({
