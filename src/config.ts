@@ -40,6 +40,12 @@ const envSchema = z.object({
   TANDEM_MODEL: z.string().optional(),
   TANDEM_HTTP_ALLOW: z.string().default(''),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  TANDEM_RUN_LEASE_S: z.coerce
+    .number({ error: 'must be a number of seconds' })
+    .int('must be a whole number of seconds')
+    .min(2, 'must be at least 2 seconds')
+    .max(3600, 'must be at most 3600 seconds')
+    .default(60),
 });
 
 export interface Config {
@@ -57,6 +63,8 @@ export interface Config {
   model: string | undefined;
   httpAllow: string[];
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  /** How long a worker holds a run before another worker may take it over (after a crash). */
+  runLeaseMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -111,5 +119,6 @@ export function loadConfig(
       .map((h) => h.trim())
       .filter(Boolean),
     logLevel: e.LOG_LEVEL,
+    runLeaseMs: e.TANDEM_RUN_LEASE_S * 1000,
   };
 }

@@ -5,6 +5,7 @@ import { importFixture } from './domains/workspace/import.ts';
 import { createApp } from './http/app.ts';
 import { pageLinkSigner } from './http/page-links.ts';
 import { pagesOriginApp } from './http/viewer.ts';
+import { createEngine, type Engine } from './engine/engine.ts';
 import { dataSecret, openServices, type Services } from './services.ts';
 
 export interface RunningServer {
@@ -22,6 +23,18 @@ export async function openConfiguredServices(config: Config): Promise<Services> 
       publicUrl: config.publicUrl,
       modelConfigured: Boolean(config.modelUrl && config.model),
     },
+  });
+}
+
+/** The run engine and scheduler as configured. */
+export function configuredEngine(config: Config, services: Services): Engine {
+  return createEngine(services, {
+    httpAllow: config.httpAllow,
+    leaseMs: config.runLeaseMs,
+    model:
+      config.modelUrl && config.model
+        ? { url: config.modelUrl, key: config.modelKey, model: config.model }
+        : undefined,
   });
 }
 

@@ -8,18 +8,22 @@ import { LookupError } from '../domains/workspace/people.ts';
 import { DomainError } from '../errors.ts';
 import { serveMcpStdio } from '../mcp/stdio.ts';
 import { migrate, openStorage } from '../storage/db.ts';
-import { DEMO_USER, ensureDemo, openConfiguredServices, startServer } from '../server.ts';
+import { configuredEngine, DEMO_USER, ensureDemo, openConfiguredServices, startServer } from '../server.ts';
 
 const USAGE = `Usage: tandem <command> [options]
 
 Commands:
-  serve [--port 8787] [--host 127.0.0.1]   HTTP: MCP at /mcp, web app, JSON API (npm start)
+  serve [--port 8787] [--host 127.0.0.1] [--no-worker]
+                                           HTTP: MCP at /mcp, web app, JSON API, run engine (npm start)
   mcp --user EMAIL [--workspace NAME] [--scopes LIST]
                                            MCP over stdio, acting as that person
   import FILE.json                         load a workspace fixture; prints the ids it made
   token create --user EMAIL [--workspace NAME] --scopes LIST [--ttl 30d]
                                            print a personal access token
   migrate                                  apply database migrations
+  worker                                   run automations and schedules only (scale-out)
+  approve APPROVAL_ID --user EMAIL [--workspace NAME] [--reject] [--note TEXT]
+                                           decide an approval as that person
 
 Scopes: ${SCOPES.join(', ')}`;
 
@@ -61,6 +65,8 @@ async function serveCommand(args: string[]) {
   const services = await openConfiguredServices(config);
   const seeded = await ensureDemo(services);
   const server = await startServer(config, services);
+  const engine = values['no-worker'] ? undefined : configuredEngine(config, services);
+  engine?.start();
   console.log(`Tandem is running at ${server.url}`);
   console.log(`  MCP (Streamable HTTP): ${server.url}/mcp`);
   console.log(`  pages are shown from:  ${server.pagesUrl}`);
@@ -73,12 +79,56 @@ async function serveCommand(args: string[]) {
     );
   }
   const stop = async () => {
+    await engine?.stop();
     await server.close();
     await services.close();
     process.exit(0);
   };
   process.once('SIGINT', () => void stop());
   process.once('SIGTERM', () => void stop());
+}
+
+async function workerCommand(args: string[]) {
+  parse(args, {});
+  const config = loadConfig();
+  const services = await openConfiguredServices(config);
+  const engine = configuredEngine(config, services);
+  engine.start();
+  console.log(
+    `Tandem worker ${engine.workerId} is running automations (data: ${config.databaseUrl ? 'PostgreSQL' : config.sqlitePath})`,
+  );
+  const stop = async () => {
+    await engine.stop();
+    await services.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop());
+  process.once('SIGTERM', () => void stop());
+}
+
+async function approveCommand(args: string[]) {
+  const { values, positionals } = parse(
+    args,
+    {
+      user: { type: 'string' },
+      workspace: { type: 'string' },
+      reject: { type: 'boolean' },
+      note: { type: 'string' },
+    },
+    1,
+  );
+  const approvalId = positionals[0];
+  if (!approvalId)
+    throw new UsageError('approve needs an approval id: tandem approve APPROVAL_ID --user EMAIL');
+  if (!values.user) throw new UsageError('--user EMAIL is required');
+  const result = await withServices(loadConfig(), async (services) => {
+    const actor = await actorFor(services, values.user, values.workspace, SCOPES.join(','));
+    return services.automations.decideApproval(actor, approvalId, {
+      decision: values.reject ? 'reject' : 'approve',
+      note: values.note,
+    });
+  });
+  console.log(`${result.status} ${result.approval_id} (run ${result.run_id})`);
 }
 
 async function withServices<T>(
@@ -171,6 +221,8 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   import: importCommand,
   token: tokenCommand,
   migrate: migrateCommand,
+  worker: workerCommand,
+  approve: approveCommand,
 };
 
 export async function main(argv: string[]): Promise<void> {

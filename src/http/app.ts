@@ -9,6 +9,7 @@ import { mcpHttp } from './mcp-route.ts';
 import type { PageLinkSigner } from './page-links.ts';
 import { viewerRoutes } from './viewer.ts';
 import { automationRoutes } from './automations.ts';
+import { hookRoutes } from './hooks.ts';
 import { DomainError } from '../errors.ts';
 
 /** The app origin: MCP, the JSON API for people, the page viewer and sign-in. */
@@ -60,12 +61,47 @@ export function createApp(services: Services, config: Config, signer: PageLinkSi
       throw error;
     }
   });
+  app.post('/api/approvals/:id', async (c) => {
+    const actor = c.get('actor');
+    if (!actor.scopes.has('automations:write')) {
+      return c.json({ error: 'insufficient_scope', message: 'This needs the automations:write scope.' }, 403);
+    }
+    let body: { decision?: unknown; note?: unknown };
+    try {
+      body = (await c.req.json()) as { decision?: unknown; note?: unknown };
+    } catch {
+      return c.json(
+        {
+          error: 'invalid_argument',
+          message: 'Send JSON: {"decision": "approve" | "reject", "note"?: "..."}',
+        },
+        400,
+      );
+    }
+    try {
+      return c.json(await services.automations.decideApproval(actor, c.req.param('id'), body ?? {}));
+    } catch (error) {
+      if (error instanceof DomainError) {
+        const status =
+          error.code === 'not_found'
+            ? 404
+            : error.code === 'forbidden'
+              ? 403
+              : error.code === 'already_decided'
+                ? 409
+                : 400;
+        return c.json({ error: error.code, message: error.message }, status);
+      }
+      throw error;
+    }
+  });
   app.all('/api/*', (c) =>
     c.json({ error: 'not_found', message: `No API route ${c.req.method} ${c.req.path}` }, 404),
   );
 
   app.route('/', viewerRoutes(services, config, signer));
   app.route('/', automationRoutes(services));
+  app.route('/', hookRoutes(services));
 
   app.get('/login', (c) => {
     const next = safeNext(c.req.query('next'));

@@ -333,7 +333,6 @@ export function automationsService(deps: Deps, options: AutomationOptions = {}) 
           .where('conversation_id', '=', approval.session_id)
           .where('person_id', '=', actor.personId)
           .executeTakeFirst();
-        if (!access && !participant) throw notFoundApproval();
         const automation = await trx
           .selectFrom('automations')
           .selectAll()
@@ -345,6 +344,11 @@ export function automationsService(deps: Deps, options: AutomationOptions = {}) 
           .select(['email', 'name', 'admin'])
           .where('id', '=', actor.personId)
           .executeTakeFirstOrThrow();
+        // A person named as an approver may decide it even without access to the automation itself.
+        const named =
+          Array.isArray(approvers) &&
+          approvers.some((email) => email.toLowerCase() === me.email.toLowerCase());
+        if (!access && !participant && !named) throw notFoundApproval();
         const allowed =
           approvers === 'creator'
             ? automation.created_by === actor.personId

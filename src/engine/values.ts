@@ -1,0 +1,155 @@
+import type { TransformNode } from '../domains/automations/plan.ts';
+
+/** A step failed in a way worth reporting on the node (not a bug of the engine). */
+export class StepError extends Error {
+  /** Whether trying the step again can help (a network error) or not (a bad input). */
+  readonly retryable: boolean;
+  constructor(message: string, options: { retryable?: boolean } = {}) {
+    super(message);
+    this.name = 'StepError';
+    this.retryable = options.retryable ?? false;
+  }
+}
+
+/** The value at a dot path (`items.0.title`; `""` is the whole value); undefined when absent. */
+export function valueAt(value: unknown, path: string): unknown {
+  if (path === '') return value;
+  let current: unknown = value;
+  for (const part of path.split('.')) {
+    if (current === null || current === undefined) return undefined;
+    if (Array.isArray(current)) {
+      if (!/^\d+$/.test(part)) return undefined;
+      current = current[Number(part)];
+    } else if (typeof current === 'object') {
+      current = Object.prototype.hasOwnProperty.call(current, part)
+        ? (current as Record<string, unknown>)[part]
+        : undefined;
+    } else {
+      return undefined;
+    }
+  }
+  return current;
+}
+
+export function asText(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'string') return value;
+  return JSON.stringify(value);
+}
+
+function asArray(value: unknown, what: string): unknown[] {
+  if (Array.isArray(value)) return value;
+  throw new StepError(`${what} must be an array (got ${value === null ? 'null' : typeof value})`);
+}
+
+function compare(op: string, left: unknown, right: unknown): boolean {
+  switch (op) {
+    case 'eq':
+      return JSON.stringify(left) === JSON.stringify(right);
+    case 'ne':
+      return JSON.stringify(left) !== JSON.stringify(right);
+    case 'gt':
+    case 'gte':
+    case 'lt':
+    case 'lte': {
+      const a = typeof left === 'string' && typeof right === 'string' ? left : Number(left);
+      const b = typeof left === 'string' && typeof right === 'string' ? right : Number(right);
+      if (typeof a === 'number' && (Number.isNaN(a) || Number.isNaN(b as number))) return false;
+      return op === 'gt' ? a > b : op === 'gte' ? a >= b : op === 'lt' ? a < b : a <= b;
+    }
+    case 'contains':
+      if (typeof left === 'string') return left.includes(asText(right));
+      if (Array.isArray(left)) return left.some((item) => JSON.stringify(item) === JSON.stringify(right));
+      return false;
+    case 'exists':
+      return left !== null && left !== undefined;
+    case 'truthy':
+      return Boolean(left) && !(Array.isArray(left) && left.length === 0);
+    default:
+      throw new StepError(`unknown comparison ${op}`);
+  }
+}
+
+export { compare };
+
+/** Runs one transform op over its resolved inputs; no code runs, only the listed ops. */
+export function transform(
+  node: TransformNode,
+  input: Record<string, unknown>,
+  now: Date,
+): Record<string, unknown> {
+  const args = (node.args ?? {}) as Record<string, unknown>;
+  switch (node.op) {
+    case 'get':
+      return { value: valueAt(input.value, String(args.path ?? '')) ?? null };
+    case 'template': {
+      const template = String(args.template ?? '');
+      const text = template.replace(/\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g, (_, name: string) => {
+        const [head, ...rest] = name.split('.');
+        return asText(valueAt(input[head as string], rest.join('.')));
+      });
+      return { text };
+    }
+    case 'json_parse':
+      try {
+        return { value: JSON.parse(asText(input.text)) as unknown };
+      } catch (error) {
+        throw new StepError(`text is not JSON: ${(error as Error).message}`);
+      }
+    case 'json_stringify':
+      return { text: JSON.stringify(input.value ?? null, null, args.pretty ? 2 : undefined) };
+    case 'join':
+      return {
+        text: asArray(input.items, 'items')
+          .map(asText)
+          .join(String(args.separator ?? '\n')),
+      };
+    case 'split':
+      return { items: asText(input.text).split(String(args.separator)) };
+    case 'pluck':
+      return {
+        items: asArray(input.items, 'items').map((item) => valueAt(item, String(args.field)) ?? null),
+      };
+    case 'filter':
+      return {
+        items: asArray(input.items, 'items').filter((item) =>
+          compare(String(args.op), valueAt(item, String(args.field)), args.value),
+        ),
+      };
+    case 'count': {
+      const v = input.items;
+      if (typeof v === 'string') return { count: v.length };
+      return { count: asArray(v, 'items').length };
+    }
+    case 'first': {
+      const items = asArray(input.items, 'items');
+      return { value: items[0] ?? null };
+    }
+    case 'last': {
+      const items = asArray(input.items, 'items');
+      return { value: items.at(-1) ?? null };
+    }
+    case 'merge': {
+      const merged: Record<string, unknown> = {};
+      for (const [name, value] of Object.entries(input)) {
+        if (value === null || value === undefined) continue;
+        if (typeof value !== 'object' || Array.isArray(value))
+          throw new StepError(`input ${name} must be an object to merge`);
+        Object.assign(merged, value);
+      }
+      return { value: merged };
+    }
+    case 'coalesce':
+      return { value: Object.values(input).find((v) => v !== null && v !== undefined) ?? null };
+    case 'now': {
+      const zone = typeof args.timezone === 'string' ? args.timezone : 'UTC';
+      let local: string;
+      try {
+        local = now.toLocaleString('sv-SE', { timeZone: zone }).replace(' ', 'T');
+      } catch {
+        throw new StepError(`timezone ${zone} is not an IANA time zone`);
+      }
+      return { iso: now.toISOString(), epoch_ms: now.getTime(), local };
+    }
+  }
+}
