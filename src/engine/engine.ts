@@ -319,7 +319,6 @@ export function createEngine(services: Services, options: EngineOptions = {}) {
     key: string,
     node: Extract<PlanNode, { kind: 'capability' }>,
     input: Record<string, unknown>,
-    attempt: number,
   ) {
     const cap = capabilityOf(node.capability);
     if (!cap) throw new StepError(`${node.capability} is no longer a capability`);
@@ -391,7 +390,6 @@ export function createEngine(services: Services, options: EngineOptions = {}) {
         })
         .execute();
     }
-    void attempt;
     const output = await origin.run({ automationId: ctx.automation.id, depth: depthOf(ctx.run) + 1 }, () =>
       impl(parsed.data, callContext),
     );
@@ -438,7 +436,7 @@ export function createEngine(services: Services, options: EngineOptions = {}) {
           return;
         }
         case 'capability': {
-          const result = await callCapability(ctx, key, node, resolveInputs(node.input, scope), attempt);
+          const result = await callCapability(ctx, key, node, resolveInputs(node.input, scope));
           await finish(db, run, key, node, result.status, result.output);
           return;
         }
@@ -880,7 +878,6 @@ export function createEngine(services: Services, options: EngineOptions = {}) {
           t.row.wait_until <= Date.now() ||
           t.node.kind === 'subflow',
       );
-      let progressed = false;
       const before = JSON.stringify([...rows.values()].map((r) => [r.node_key, r.status, r.attempt]));
       await Promise.all(
         work.map(async (task) => {
@@ -896,7 +893,7 @@ export function createEngine(services: Services, options: EngineOptions = {}) {
         .select(['node_key', 'status', 'attempt'])
         .where('run_id', '=', runId)
         .execute();
-      progressed = JSON.stringify(after.map((r) => [r.node_key, r.status, r.attempt])) !== before;
+      const progressed = JSON.stringify(after.map((r) => [r.node_key, r.status, r.attempt])) !== before;
       if (progressed) continue;
       // Nothing more to do now: wait for a time, a decision, a child run or the automation to be enabled.
       const waitingStatus = 'waiting';
