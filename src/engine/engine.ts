@@ -448,15 +448,16 @@ export function createEngine(services: Services, options: EngineOptions = {}) {
             tools: (node.tools ?? [])
               .map((k) => capabilityOf(k))
               .filter((c): c is Capability => c !== undefined),
-            callTool: (capability, input) =>
-              BUILTIN_IMPLS[capability.key]?.(input, {
-                services,
-                actor: ctx.actor,
-                sessionId: ctx.automation.session_id,
-                within: async () => {},
-                httpAllow: options.httpAllow ?? [],
-                signal: abort.signal,
-              }) ?? Promise.reject(new StepError(`${capability.key} cannot be called here`)),
+            // A tool call is a read capability call like any other: connected, checked, as the creator.
+            callTool: async (capability, input) =>
+              (
+                await callCapability(
+                  ctx,
+                  key,
+                  { kind: 'capability', id: node.id, capability: capability.key },
+                  input,
+                )
+              ).output as Record<string, unknown>,
             signal: abort.signal,
           });
           await finish(db, run, key, node, 'succeeded', output);

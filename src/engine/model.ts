@@ -1,5 +1,6 @@
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText, jsonSchema, Output, stepCountIs, tool, type ToolSet } from 'ai';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { z } from 'zod';
 import type { Capability } from '../domains/automations/catalogue.ts';
 import { StepError } from './values.ts';
@@ -23,6 +24,25 @@ export interface ModelCall {
 
 const MAX_TOOL_STEPS = 8;
 
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+const compiled = new Map<string, ReturnType<typeof ajv.compile>>();
+
+/** A validator for an agent node's output_schema, compiled once per distinct schema. */
+function compile(schema: Record<string, unknown>) {
+  const key = JSON.stringify(schema);
+  let validate = compiled.get(key);
+  if (!validate) {
+    if (compiled.size > 500) compiled.clear();
+    try {
+      validate = ajv.compile(schema);
+    } catch (error) {
+      throw new StepError(`output_schema is not a usable JSON Schema: ${(error as Error).message}`);
+    }
+    compiled.set(key, validate);
+  }
+  return validate;
+}
+
 /** Runs an agent node: one generation, with read tools and structured output when asked. */
 export async function callModel(
   config: ModelConfig | undefined,
@@ -36,6 +56,8 @@ export async function callModel(
   const provider = createOpenAICompatible({
     name: 'tandem-model',
     baseURL: config.url,
+    // The output schema goes to the model as a JSON Schema response format.
+    supportsStructuredOutputs: true,
     ...(config.key ? { apiKey: config.key } : {}),
   });
   const tools: ToolSet = {};
@@ -64,7 +86,19 @@ export async function callModel(
       maxRetries: 1,
       abortSignal: AbortSignal.any([call.signal, AbortSignal.timeout(120_000)]),
     });
-    if (call.outputSchema) return result.output as Record<string, unknown>;
+    if (call.outputSchema) {
+      const output = result.output as unknown;
+      const validate = compile(call.outputSchema);
+      if (!validate(output)) {
+        const problems = (validate.errors ?? []).map(
+          (e) => `${e.instancePath || 'output'} ${e.message ?? ''}`,
+        );
+        throw new StepError(`the model's answer does not follow output_schema: ${problems.join('; ')}`, {
+          retryable: true,
+        });
+      }
+      return output as Record<string, unknown>;
+    }
     return { text: result.text };
   } catch (error) {
     if (error instanceof StepError) throw error;
