@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type * as Y from 'yjs';
 import { DomainError, invalid } from '../../errors.ts';
 import { newId } from '../../ids.ts';
-import type { Deps } from '../deps.ts';
+import type { Deps, WriteOptions } from '../deps.ts';
 import type { Actor } from '../workspace/actor.ts';
 import { artifactFor, requireRole, type Artifact, type Db } from '../workspace/access.ts';
 import {
@@ -99,7 +99,7 @@ export function creator(
     return store.saveState(trx, artifactId, doc);
   }
 
-  async function create(actor: Actor, input: CreateDocumentInput) {
+  async function create(actor: Actor, input: CreateDocumentInput, options: WriteOptions = {}) {
     const title = requireTitle(input.title);
     const content = checkContent(input.content_markdown);
     const filled = content.trim() !== '';
@@ -114,7 +114,7 @@ export function creator(
     const doc = docFromMarkdown(filled ? content : '');
     let artifact: Artifact;
     try {
-      artifact = await insert(actor, input, title, content, doc, filled, key);
+      artifact = await insert(actor, input, title, content, doc, filled, key, options);
     } catch (error) {
       // Another create with this key committed first: this call is its retry.
       if (error instanceof LostClaim && typeof key === 'string') {
@@ -140,6 +140,7 @@ export function creator(
     doc: Y.Doc,
     filled: boolean,
     key: unknown,
+    options: WriteOptions = {},
   ) {
     return db.transaction().execute(async (trx) => {
       const placement = await resolvePlacement(trx, actor, input);
@@ -180,6 +181,7 @@ export function creator(
       }
       if (made.conversation_id)
         await postArtifactCard(trx, actor, made, await personName(trx, actor.personId));
+      await options.within?.(trx, { document_id: made.id, title, version: filled ? 1 : 0 });
       return made;
     });
   }

@@ -2,7 +2,7 @@ import { DomainError, invalid } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import type { Actor } from '../workspace/actor.ts';
 import { artifactFor, requireRole, type Artifact } from '../workspace/access.ts';
-import type { Deps } from '../deps.ts';
+import type { Deps, WriteOptions } from '../deps.ts';
 import { findExcerpt, nearestPassages, shorten } from './excerpt.ts';
 import type { Lease } from './lease.ts';
 import {
@@ -195,7 +195,7 @@ function present(live: LiveDoc, map: BlockMap): boolean {
 export function editor({ deps, store, acquire, changedSince, digestAt, prune }: EditDeps) {
   const { db } = deps;
 
-  async function edit(actor: Actor, input: EditInput) {
+  async function edit(actor: Actor, input: EditInput, options: WriteOptions = {}) {
     const checked = checkInput(input);
     const access = await artifactFor(db, actor, input.document_id);
     requireDocument(access.artifact);
@@ -279,6 +279,16 @@ export function editor({ deps, store, acquire, changedSince, digestAt, prune }: 
         );
       }
       const newVersion = await store.persist(live, {
+        ...(options.within
+          ? {
+              within: (trx, version) =>
+                options.within!(trx, {
+                  document_id: id,
+                  new_version: version,
+                  written_chars: outcome.written.length,
+                }),
+            }
+          : {}),
         reason: 'agent_edit',
         authorId: actor.personId,
         instruction: null,

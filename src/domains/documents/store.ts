@@ -1,4 +1,6 @@
+import type { Transaction } from 'kysely';
 import * as Y from 'yjs';
+import type { Database } from '../../storage/schema.ts';
 import { newId } from '../../ids.ts';
 import type { Deps } from '../deps.ts';
 import type { Db } from '../workspace/access.ts';
@@ -59,6 +61,8 @@ export interface PersistOptions {
   reason: 'agent_edit' | 'edit';
   authorId: string | null;
   instruction: string | null;
+  /** Runs inside the write's transaction with the version it produced (see WriteOptions). */
+  within?: (trx: Transaction<Database>, version: number) => Promise<void>;
 }
 
 const AGENT_ORIGIN = 'agent';
@@ -296,6 +300,7 @@ export function documentStore(deps: Deps, options: StoreOptions = {}) {
             })
             .execute();
         }
+        await opts.within?.(trx, version);
         return version;
       })
       .then(async (version) => {
