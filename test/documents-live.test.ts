@@ -6,7 +6,7 @@ import { LEASE_WAIT_MS } from '../src/domains/documents/lease.ts';
 import { blockArray, liveBlocks } from '../src/domains/documents/model.ts';
 import { SCOPES } from '../src/domains/workspace/actor.ts';
 import { importFixture } from '../src/domains/workspace/import.ts';
-import { openServices, type Services } from '../src/services.ts';
+import { openServices } from '../src/services.ts';
 import { dropPgSchema } from '../src/storage/db.ts';
 import { DATABASES, PG_URL } from './support/databases.ts';
 import { testFixture } from './support/fixture.ts';
@@ -25,43 +25,6 @@ const SECTION_DOC = '# Plan\n\nIntro.\n\n## Steps\n\nStep one.\n\nStep two.\n\n#
 
 const wrote = (n: number, mode: string, v: number) =>
   `Wrote ${n} characters (${mode}); the document is now at version ${v}.`;
-
-/**
- * Holds the next statement built with `insertInto(table)` until `run()` settles: whatever `run`
- * does happens after the caller resolved its target and before its write lands.
- */
-function holdNextInsert(services: Services, table: string, run: () => Promise<unknown>): void {
-  const db = services.deps.db as unknown as { insertInto: (t: string) => object };
-  const own = Object.hasOwn(db, 'insertInto');
-  const original = db.insertInto;
-  db.insertInto = function (this: unknown, t: string) {
-    const builder = original.call(this, t);
-    if (t !== table) return builder;
-    if (own) db.insertInto = original;
-    else delete (db as { insertInto?: unknown }).insertInto;
-    return held(builder, run());
-  };
-}
-
-function held<T extends object>(builder: T, gate: Promise<unknown>): T {
-  return new Proxy(builder, {
-    get(target, key) {
-      const value: unknown = Reflect.get(target, key);
-      if (typeof value !== 'function') return value;
-      const fn = value as (...args: unknown[]) => unknown;
-      if (typeof key === 'string' && key.startsWith('execute')) {
-        return async (...args: unknown[]) => {
-          await gate;
-          return fn.apply(target, args);
-        };
-      }
-      return (...args: unknown[]) => {
-        const out = fn.apply(target, args);
-        return out !== null && typeof out === 'object' && 'execute' in out ? held(out, gate) : out;
-      };
-    },
-  });
-}
 
 for (const db of DATABASES) {
   describe(`documents edited live on ${db.name}`, () => {
@@ -95,6 +58,26 @@ for (const db of DATABASES) {
       return row.version;
     }
 
+    /**
+     * Runs `run` inside the next agent write, once it has resolved its target and checkpointed
+     * the document and before any of it lands; the write waits for it. Says whether it ran (and
+     * stops waiting for a write once asked).
+     */
+    function duringNextWrite(run: () => Promise<unknown>): () => boolean {
+      const hooks = docs().hooks;
+      let ran = false;
+      const hook = async () => {
+        hooks.beforeLanding = undefined;
+        ran = true;
+        await run();
+      };
+      hooks.beforeLanding = hook;
+      return () => {
+        if (hooks.beforeLanding === hook) hooks.beforeLanding = undefined;
+        return ran;
+      };
+    }
+
     /** A second replica of the live document, as a person's editor holds it. */
     async function replica(id: string) {
       const r = await replicaOf(h, id);
@@ -114,17 +97,18 @@ for (const db of DATABASES) {
     }
 
     describe('a person editing while an agent writes', () => {
-      it('keeps an edit that lands in the section while the write awaits its checkpoint', async () => {
+      it('keeps an edit that lands in the section between the write resolving it and landing', async () => {
         const { id } = await create(SECTION_DOC);
         const person = await replica(id);
         textIn(person.doc, 'Step one.').insert('Step one'.length, ', edited by Bob');
-        holdNextInsert(h.services, 'checkpoints', person.send);
+        const landed = duringNextWrite(person.send);
         const r = await ada.call('edit_document', {
           document_id: id,
           mode: 'replace_section',
           section_excerpt: 'Step one. Step two.',
           content_markdown: 'New steps.\n\n',
         });
+        assert.ok(landed(), 'the person’s edit landed during the write');
         const s = ok(r);
         const kept = { count: 1, excerpts: ['Step one, edited by Bob.'] };
         assert.deepEqual(s.kept_blocks, kept);
@@ -189,7 +173,7 @@ for (const db of DATABASES) {
         const { id, version } = await create('Old one.\n\nOld two.\n');
         const person = await replica(id);
         textIn(person.doc, 'Old two.').insert(0, 'Still ');
-        holdNextInsert(h.services, 'checkpoints', person.send);
+        const landed = duringNextWrite(person.send);
         const s = ok(
           await ada.call('edit_document', {
             document_id: id,
@@ -198,6 +182,7 @@ for (const db of DATABASES) {
             expected_version: version,
           }),
         );
+        assert.ok(landed(), 'the person’s edit landed during the write');
         assert.deepEqual(s.kept_blocks, { count: 1, excerpts: ['Still Old two.'] });
         assert.equal((await read(id)).markdown, 'Still Old two.\nAll new.\n');
       });
@@ -240,6 +225,68 @@ for (const db of DATABASES) {
         const s = ok(await call);
         assert.match((await read(id)).markdown, /Bob says: Step one\.\n\nNew steps\./);
         assert.deepEqual(s.kept_blocks, { count: 1, excerpts: ['Bob says: Step one.'] });
+      });
+
+      it('stores the write’s version row first when a person’s edit is stored while the write lands', async () => {
+        const { id, version } = await create('# Log\n\nKept line.\n');
+        const lines = Array.from({ length: 80 }, (_, i) => `Line ${i}.\n\n`).join('');
+        const person = await replica(id);
+        textIn(person.doc, 'Kept line.').insert(0, 'Still ');
+        const store = docs().store;
+        const rowsNow = () =>
+          sql()
+            .selectFrom('checkpoints')
+            .select(['reason', 'doc_version', 'result_version', 'instruction', 'content'])
+            .where('artifact_id', '=', id)
+            .where('doc_version', '>=', version)
+            .orderBy('id')
+            .execute();
+        let stored: Promise<Awaited<ReturnType<typeof rowsNow>>> | undefined;
+        // Once the write's first step of blocks has landed, the person's edit arrives and is stored.
+        const onTransaction = (tr: Y.Transaction) => {
+          if (tr.origin !== store.agentOrigin || stored) return;
+          if (!liveBlocks(person.live.doc).some((b) => b.text.startsWith('Line '))) return;
+          stored = person
+            .send()
+            .then(() => store.flush(id))
+            .then(rowsNow);
+        };
+        const persist = store.persist;
+        person.live.doc.on('afterTransaction', onTransaction);
+        store.persist = async (...args) => {
+          await stored;
+          return persist(...args);
+        };
+        let s: Record<string, unknown>;
+        try {
+          s = ok(
+            await ada.call('edit_document', { document_id: id, mode: 'append', content_markdown: lines }),
+          );
+        } finally {
+          store.persist = persist;
+          person.live.doc.off('afterTransaction', onTransaction);
+        }
+        assert.ok(stored, 'the person’s edit was stored during the write');
+        assert.deepEqual(
+          (await stored).map((r) => [r.reason, r.doc_version, r.result_version]),
+          [
+            ['agent_edit', version, null],
+            ['edit', version + 1, null],
+          ],
+          'the store that took in part of the write stored its row too, before its blocks',
+        );
+        assert.equal(s.new_version, version + 2);
+        const rows = await rowsNow();
+        assert.deepEqual(
+          rows.map((r) => [r.reason, r.doc_version, r.result_version, r.instruction]),
+          [
+            ['agent_edit', version, version + 2, 'edit_document append'],
+            ['edit', version + 1, null, 'live edit'],
+          ],
+          'the write’s row, stored with the first store of its blocks, then the person’s',
+        );
+        assert.equal(rows[0]!.content, '# Log\n\nKept line.\n', 'the text before the write');
+        assert.equal((await read(id)).markdown, `# Log\n\nStill Kept line.\n${lines}`);
       });
 
       it('keeps an edit from a replica that had not seen the write, arriving just after it', async () => {
@@ -288,13 +335,14 @@ for (const db of DATABASES) {
           .toArray()
           .findIndex((m) => (m.get('text') as Y.Text).toString() === 'Step one.\n\n');
         blocks.delete(at, 2);
-        holdNextInsert(h.services, 'checkpoints', person.send);
+        const landed = duringNextWrite(person.send);
         const r = await ada.call('edit_document', {
           document_id: id,
           mode: 'replace_section',
           section_excerpt: 'Step one. Step two.',
           content_markdown: 'Rewritten steps.\n\n',
         });
+        assert.ok(landed(), 'the person’s deletion landed during the write');
         refused(r, SELECTION_GONE);
         assert.deepEqual(r.structured, { error: 'selection_gone' });
         // Not turned into an append: only the person's deletion stands.

@@ -14,15 +14,7 @@ import {
   type PlacementInput,
 } from '../workspace/artifacts.ts';
 import type { Lease } from './lease.ts';
-import {
-  blockArray,
-  digestBlocks,
-  docFromMarkdown,
-  digestJson,
-  newBlock,
-  projection,
-  type BlockDigest,
-} from './model.ts';
+import { blockArray, docFromMarkdown, EMPTY_DIGEST, newBlock, projection, storedDigest } from './model.ts';
 import type { DocumentStore } from './store.ts';
 import { CONTENT_CAP, normalizeNewlines, splitBlocks } from './text.ts';
 
@@ -61,7 +53,8 @@ export function creator(
 
   /**
    * Stores `doc` as the first content, a checkpointed write by the caller: a row at `from`
-   * (whose blocks were `before`), then the next version. Returns when the snapshot was stored.
+   * (whose stored block digest was `before`), then the next version. Returns when the snapshot
+   * was stored.
    */
   async function initialFill(
     trx: Db,
@@ -69,7 +62,7 @@ export function creator(
     artifactId: string,
     doc: Y.Doc,
     from: number,
-    before: BlockDigest,
+    before: string,
   ): Promise<number> {
     const now = Date.now();
     await trx
@@ -85,9 +78,9 @@ export function creator(
         instruction: 'create_document',
         content: '',
         kept_json: null,
-        blocks_json: JSON.stringify(before),
+        blocks_json: before,
         result_version: from + 1,
-        result_blocks_json: digestJson(doc),
+        result_blocks_json: storedDigest(doc),
         created_at: now,
       })
       .execute();
@@ -112,9 +105,9 @@ export function creator(
       if (retry) return retry;
     }
     const doc = docFromMarkdown(filled ? content : '');
-    let artifact: Artifact;
+    let made: { artifact: Artifact; storedAt: number };
     try {
-      artifact = await insert(actor, input, title, content, doc, filled, key, options);
+      made = await insert(actor, input, title, content, doc, filled, key, options);
     } catch (error) {
       // Another create with this key committed first: this call is its retry.
       if (error instanceof LostClaim && typeof key === 'string') {
@@ -123,6 +116,9 @@ export function creator(
       }
       throw error;
     }
+    const { artifact } = made;
+    // The document as stored is the one just made: its first use need not read it back.
+    store.adopt(artifact.id, doc, made.storedAt, filled ? 1 : undefined);
     deps.emit({
       type: 'document.created',
       workspaceId: actor.workspaceId,
@@ -152,8 +148,9 @@ export function creator(
         content: '',
         version: 0,
       });
-      if (filled) await initialFill(trx, actor, made.id, doc, 0, []);
-      else await store.saveState(trx, made.id, doc);
+      const storedAt = filled
+        ? await initialFill(trx, actor, made.id, doc, 0, EMPTY_DIGEST)
+        : await store.saveState(trx, made.id, doc);
       if (typeof key === 'string') {
         // The key is claimed in the same transaction: of creates racing with one key, one wins.
         const now = Date.now();
@@ -182,7 +179,7 @@ export function creator(
       if (made.conversation_id)
         await postArtifactCard(trx, actor, made, await personName(trx, actor.personId));
       await options.within?.(trx, { document_id: made.id, title, version: filled ? 1 : 0 });
-      return made;
+      return { artifact: made, storedAt };
     });
   }
 
@@ -222,7 +219,7 @@ export function creator(
         await store.refresh(live);
         if (projection(live.doc).trim() !== '') throw conflict(row.id);
         const blocks = blockArray(live.doc);
-        const before = digestBlocks(live.doc);
+        const before = storedDigest(live.doc);
         live.doc.transact(
           () => blocks.insert(blocks.length, splitBlocks(content).map(newBlock)),
           store.agentOrigin,

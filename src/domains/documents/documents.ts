@@ -2,7 +2,7 @@ import type { Deps } from '../deps.ts';
 import type { Actor } from '../workspace/actor.ts';
 import { artifactFor, requireRole } from '../workspace/access.ts';
 import { creator } from './create.ts';
-import { editor, requireDocument } from './edit.ts';
+import { editor, requireDocument, type EditHooks } from './edit.ts';
 import { leases } from './lease.ts';
 import { lister } from './list.ts';
 import { reader } from './read.ts';
@@ -12,8 +12,9 @@ import { documentStore, type StoreOptions } from './store.ts';
 export function documentsService(deps: Deps, options: StoreOptions = {}) {
   const store = documentStore(deps, options);
   const lease = leases(deps);
-  const { read, versions, changedSince, digestAt, prune } = reader(deps, store);
-  const { edit } = editor({ deps, store, acquire: lease.acquire, changedSince, digestAt, prune });
+  const { read, versions, digestAt, holdsDigest, prune } = reader(deps, store);
+  const hooks: EditHooks = {};
+  const { edit } = editor({ deps, store, hooks, acquire: lease.acquire, digestAt, holdsDigest, prune });
   const { create } = creator(deps, store, lease.acquire);
   const { list } = lister(deps);
 
@@ -28,7 +29,18 @@ export function documentsService(deps: Deps, options: StoreOptions = {}) {
     await store.applyPersonUpdate(access.artifact.id, actor.personId, update);
   }
 
-  return { list, read, create, edit, versions, applyPersonUpdate, store, close: () => store.close() };
+  return {
+    list,
+    read,
+    create,
+    edit,
+    versions,
+    applyPersonUpdate,
+    store,
+    /** Points in a write where a caller may step in; empty unless set. */
+    hooks,
+    close: () => store.close(),
+  };
 }
 
 export type DocumentsService = ReturnType<typeof documentsService>;

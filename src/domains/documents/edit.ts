@@ -7,19 +7,22 @@ import { findExcerpt, nearestPassages, shorten } from './excerpt.ts';
 import type { Lease } from './lease.ts';
 import {
   blockArray,
+  blocksChanged,
   blockText,
-  digestBlocks,
-  digestJson,
   isDeleted,
   liveBlocks,
+  lastNonEmptyText,
+  blocksCovering,
   newBlock,
   positionOf,
   shortId,
   projection,
+  storedDigest,
   type BlockDigest,
+  type VersionDigest,
   type BlockMap,
 } from './model.ts';
-import type { DocumentStore, KeptBlock, LiveDoc } from './store.ts';
+import type { DocumentStore, KeptBlock, LiveDoc, VersionRow } from './store.ts';
 import { capPrefix, CONTENT_CAP, normalizeNewlines, splitBlocks } from './text.ts';
 import { packText } from '../../storage/packed.ts';
 
@@ -162,27 +165,32 @@ function resolveTarget(live: LiveDoc, checked: Checked): Target {
         );
       }
       const { start, end } = spans[0]!;
-      // Walk the blocks by length; only the ones the excerpt covers are read out.
-      const covered: { map: BlockMap; text: string }[] = [];
-      let at = 0;
-      for (const map of blockArray(live.doc)) {
-        if (isDeleted(map)) continue;
-        const blockEnd = at + blockText(map).length;
-        if (blockEnd > start && at < end) covered.push({ map, text: blockText(map).toString() });
-        if (blockEnd >= end) break;
-        at = blockEnd;
-      }
+      // Only the blocks the excerpt covers are read out.
+      const covered = blocksCovering(live.doc, start, end).map((map) => ({
+        map,
+        text: blockText(map).toString(),
+      }));
       return { blocks: covered, after: covered.at(-1)!.map };
     }
   }
 }
 
+export interface EditHooks {
+  /**
+   * Runs once a write has resolved its target and taken the text it checkpoints, before any of
+   * it lands; the write waits for it (tests make a person's edit arrive at that moment).
+   */
+  beforeLanding?: (documentId: string) => Promise<void> | void;
+}
+
 export interface EditDeps {
   deps: Deps;
   store: DocumentStore;
+  hooks: EditHooks;
   acquire(artifactId: string, holder: string): Promise<Lease>;
-  changedSince(artifactId: string, version: number, now: BlockDigest): Promise<number | undefined>;
-  digestAt(artifactId: string, version: number): Promise<BlockDigest | undefined>;
+  digestAt(artifactId: string, version: number): Promise<VersionDigest | undefined>;
+  /** Whether a version row holds the block digest of a version. */
+  holdsDigest(artifactId: string, version: number): Promise<boolean>;
   prune(artifactId: string): Promise<void>;
 }
 
@@ -192,7 +200,7 @@ function present(live: LiveDoc, map: BlockMap): boolean {
   return !isDeleted(map) && map.parent === blockArray(live.doc) && map._item !== null && !map._item.deleted;
 }
 
-export function editor({ deps, store, acquire, changedSince, digestAt, prune }: EditDeps) {
+export function editor({ deps, store, hooks, acquire, digestAt, holdsDigest, prune }: EditDeps) {
   const { db } = deps;
 
   async function edit(actor: Actor, input: EditInput, options: WriteOptions = {}) {
@@ -209,11 +217,8 @@ export function editor({ deps, store, acquire, changedSince, digestAt, prune }: 
       const current = await currentVersion(id);
       const target = resolveTarget(live, checked);
       const drift = checked.expected !== undefined && checked.expected !== current;
-      checkVersion(
-        checked,
-        current,
-        drift ? await changedSince(id, checked.expected!, digestBlocks(live.doc)) : undefined,
-      );
+      const then = drift ? await digestAt(id, checked.expected!) : undefined;
+      checkVersion(checked, current, then && blocksChanged(then.blocks, then.current(live.doc)));
       return {
         dry_run: true as const,
         document_id: id,
@@ -235,49 +240,51 @@ export function editor({ deps, store, acquire, changedSince, digestAt, prune }: 
       await store.flush(id);
       const target = resolveTarget(live, checked);
       const version = await currentVersion(id);
-      const digest = digestBlocks(live.doc);
-      const digestText = digestJson(live.doc);
       const drift = checked.expected !== undefined && checked.expected !== version;
-      const changed = drift ? await changedSince(id, checked.expected!, digest) : undefined;
+      // The blocks as they were at the version the caller read, when a version row still holds them.
+      const then = drift ? await digestAt(id, checked.expected!) : undefined;
+      const now = then?.current(live.doc);
+      const changed = then && now && blocksChanged(then.blocks, now);
       checkVersion(checked, version, changed);
 
-      // Every agent write is checkpointed before it lands.
-      const checkpointId = newId('ver');
-      await db
-        .insertInto('checkpoints')
-        .values({
-          id: checkpointId,
-          artifact_id: id,
-          doc_version: version,
-          reason: 'agent_edit',
-          label: null,
-          pinned: 0,
-          author_id: actor.personId,
-          instruction: `edit_document ${checked.mode}`,
-          content: packText(projection(live.doc)),
-          kept_json: null,
-          blocks_json: digestText,
-          created_at: Date.now(),
-        })
-        .execute();
+      // Every agent write is checkpointed before it lands: its row holds the text before it, and
+      // the block digest before it unless a version row already holds that version's digest.
+      const digestKnown = live.digestVersion === version || (await holdsDigest(id, version));
+      const row: VersionRow = {
+        id: newId('ver'),
+        artifact_id: id,
+        doc_version: version,
+        reason: 'agent_edit',
+        label: null,
+        pinned: 0,
+        author_id: actor.personId,
+        instruction: `edit_document ${checked.mode}`,
+        content: packText(projection(live.doc)),
+        kept_json: null,
+        blocks_json: digestKnown ? null : storedDigest(live.doc),
+        created_at: Date.now(),
+      };
+      await hooks.beforeLanding?.(id);
 
+      // The row is stored with the write, or with whatever stores part of it first.
+      live.staged.push(row);
       // Blocks people changed since the version the caller read are theirs to keep, too.
-      const since = drift ? await digestAt(id, checked.expected!) : undefined;
       const outcome = await apply(
         live,
         checked,
         target,
         watch.removed,
-        since ? changedBlocks(since, digest) : undefined,
+        then && now ? changedBlocks(then.blocks, now) : undefined,
       );
       if (outcome.gone) {
-        await db.deleteFrom('checkpoints').where('id', '=', checkpointId).execute();
+        live.staged = live.staged.filter((r) => r !== row);
         throw new DomainError(
           'selection_gone',
           'selection_gone: the section you meant to replace was removed before the write landed; nothing was written',
           { data: { error: 'selection_gone' } },
         );
       }
+      let kept: KeptBlock[] = [];
       const newVersion = await store.persist(live, {
         ...(options.within
           ? {
@@ -292,17 +299,20 @@ export function editor({ deps, store, acquire, changedSince, digestAt, prune }: 
         reason: 'agent_edit',
         authorId: actor.personId,
         instruction: null,
+        agentRow: {
+          id: row.id,
+          complete(result) {
+            // Edits people made during the write, up to the moment it is stored, are reported.
+            kept = [...outcome.kept, ...watch.kept];
+            return {
+              ...row,
+              result_version: result,
+              result_blocks_json: storedDigest(live.doc),
+              kept_json: kept.length > 0 ? JSON.stringify(keptBlocks(kept)) : null,
+            };
+          },
+        },
       });
-      const kept: KeptBlock[] = [...outcome.kept, ...watch.kept];
-      await db
-        .updateTable('checkpoints')
-        .set({
-          result_version: newVersion,
-          result_blocks_json: digestJson(live.doc),
-          ...(kept.length > 0 ? { kept_json: JSON.stringify(keptBlocks(kept)) } : {}),
-        })
-        .where('id', '=', checkpointId)
-        .execute();
       // Pruning looks at old rows only now and then; between times there is nothing to prune.
       if (newVersion % 25 === 0) await prune(id);
       deps.emit({
@@ -380,6 +390,9 @@ export function editor({ deps, store, acquire, changedSince, digestAt, prune }: 
     let content = capPrefix(checked.content, CONTENT_CAP);
     let stop: 'cap' | 'anchor_gone' | undefined = content.length < checked.content.length ? 'cap' : undefined;
     const origin = store.agentOrigin;
+    // The appended text starts on a line of its own, unless it continues a line a capped write
+    // had to cut.
+    const last = checked.mode === 'append' && content !== '' ? lastNonEmptyText(live.doc) : null;
 
     live.doc.transact(() => {
       for (const { map, text } of target.blocks) {
@@ -391,13 +404,10 @@ export function editor({ deps, store, acquire, changedSince, digestAt, prune }: 
         map.set('deleted', true);
         removed.add(map);
       }
-      if (checked.mode === 'append' && content !== '') {
-        // The appended text starts on a line of its own, unless it continues a line a capped
-        // write had to cut.
-        const last = lastNonEmptyBlock(live);
-        const map = last?.parent as BlockMap | null | undefined;
+      if (last) {
+        const map = last.parent as BlockMap | null;
         if (map?.get('continues') === true) map.delete('continues');
-        else if (last && !last.toString().endsWith('\n')) last.insert(last.length, '\n');
+        else if (!last.toString().endsWith('\n')) last.insert(last.length, '\n');
       }
     }, origin);
 
@@ -415,12 +425,10 @@ export function editor({ deps, store, acquire, changedSince, digestAt, prune }: 
       }
       const step = pieces.slice(i, i + BLOCKS_PER_STEP);
       const maps = step.map(newBlock);
-      live.doc.transact(() => {
-        const blocks = blockArray(live.doc);
-        const at =
-          anchor === undefined ? blocks.length : anchor === null ? 0 : positionOf(live.doc, anchor) + 1;
-        blocks.insert(at < 0 ? blocks.length : at, maps);
-      }, origin);
+      const blocks = blockArray(live.doc);
+      const at =
+        anchor === undefined ? blocks.length : anchor === null ? 0 : positionOf(live.doc, anchor) + 1;
+      live.doc.transact(() => blocks.insert(at < 0 ? blocks.length : at, maps), origin);
       anchor = maps.at(-1)!;
       written += step.join('');
     }
@@ -451,15 +459,6 @@ function capNextStep(mode: Mode, written: string, rest: string): string {
   // replace_section replaces whole blocks, so the last block written is quoted and written again with the rest.
   const lastBlock = splitBlocks(written).at(-1) ?? '';
   return `The section now ends with the block ${JSON.stringify(lastBlock)}. To add the rest after it, call edit_document with mode "replace_section", section_excerpt set to that block, and content_markdown set to that block followed directly by the rest of your content: the ${rest.length} characters from character ${written.length} on, which begin ${begins}.`;
-}
-
-/** The text of the last live block with any text: where the document ends. */
-function lastNonEmptyBlock(live: LiveDoc) {
-  let last = null;
-  for (const map of blockArray(live.doc)) {
-    if (!isDeleted(map) && blockText(map).length > 0) last = blockText(map);
-  }
-  return last;
 }
 
 function keptBlocks(kept: KeptBlock[]) {

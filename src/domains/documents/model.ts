@@ -46,38 +46,210 @@ export function liveBlocks(doc: Y.Doc): LiveBlock[] {
   return out;
 }
 
-interface Derived {
-  projection?: string;
-  digest?: BlockDigest;
-  digestJson?: string;
+/** What the projection and the digest need of a block, kept up to date as the block changes. */
+interface BlockInfo {
+  map: BlockMap;
+  text: Y.Text;
+  deleted: boolean;
+  /** Its text, until the text changes. */
+  string: string | undefined;
+  /** Its digest entry, until the text changes. */
+  entry: string | undefined;
 }
 
-/** What is derived from a document, kept until its next transaction (a write asks several times). */
+interface Derived {
+  /** What is known of each block the document has held. */
+  infos: Map<BlockMap, BlockInfo>;
+  /** Every block of the array in order, removed ones too, kept in step with the array's changes. */
+  all?: BlockInfo[];
+  projection?: string;
+  digest?: BlockDigest;
+  stored?: string;
+}
+
+/**
+ * What is derived from a document, so a write does not walk the Yjs structures more than it
+ * must: the block list follows the array's change events, each block's text and digest entry
+ * last until its text changes, the rest until the next transaction.
+ */
 const derived = new WeakMap<Y.Doc, Derived>();
 
-function derivedOf(doc: Y.Doc): Derived {
-  let entry = derived.get(doc);
-  if (!entry) {
-    entry = {};
-    derived.set(doc, entry);
-    doc.on('afterTransaction', (tr: Y.Transaction) => {
-      const cached = derived.get(doc)!;
-      cached.projection = cached.digest = cached.digestJson = undefined;
-      for (const type of tr.changed.keys()) if (type instanceof Y.Text) hashes.delete(type);
-    });
+/** No transaction is running or has events still to deliver: what is read now may be kept. */
+function settled(doc: Y.Doc): boolean {
+  return doc._transaction === null && doc._transactionCleanups.length === 0;
+}
+
+function newInfo(map: BlockMap): BlockInfo {
+  return { map, text: blockText(map), deleted: isDeleted(map), string: undefined, entry: undefined };
+}
+
+function infoOf(infos: Map<BlockMap, BlockInfo>, map: BlockMap): BlockInfo {
+  let info = infos.get(map);
+  if (!info) {
+    info = newInfo(map);
+    infos.set(map, info);
   }
-  return entry;
+  return info;
+}
+
+function derivedOf(doc: Y.Doc): Derived {
+  const known = derived.get(doc);
+  if (known) return known;
+  const cached: Derived = { infos: new Map() };
+  const { infos } = cached;
+  derived.set(doc, cached);
+  blockArray(doc).observe((event) => {
+    const all = cached.all;
+    if (!all) return;
+    let inStep = false;
+    try {
+      inStep = followChanges(all, infos, event.target, event.transaction);
+    } catch {
+      // Read afresh below.
+    }
+    if (!inStep) cached.all = undefined;
+  });
+  doc.on('afterTransaction', (tr: Y.Transaction) => {
+    cached.projection = cached.digest = cached.stored = undefined;
+    for (const type of tr.changed.keys()) {
+      const map = type instanceof Y.Text ? type.parent : type;
+      const info = map instanceof Y.Map ? infos.get(map) : undefined;
+      if (!info) continue;
+      if (type === map) {
+        // The block's own keys changed: its mark, its text, its id.
+        info.deleted = isDeleted(info.map);
+        info.text = blockText(info.map);
+      }
+      info.string = info.entry = undefined;
+    }
+  });
+  return cached;
+}
+
+/**
+ * Brings the block list in step with what a transaction did to the array, looking only at the
+ * items it added and removed. Says false when the list should rather be read afresh.
+ */
+function followChanges(
+  all: BlockInfo[],
+  infos: Map<BlockMap, BlockInfo>,
+  array: Y.Array<BlockMap>,
+  tr: Y.Transaction,
+): boolean {
+  const clients = tr.doc.store.clients;
+  const isNew = (item: Y.Item) => item.id.clock >= (tr.beforeState.get(item.id.client) ?? 0);
+  const isBlock = (struct: Y.Item | Y.GC): struct is Y.Item =>
+    struct instanceof Y.Item && struct.parent === array && struct.content instanceof Y.ContentType;
+  let inStep = true;
+  // Blocks the transaction took out of the array.
+  tr.deleteSet.clients.forEach((ranges, client) => {
+    const structs = clients.get(client);
+    if (!structs) return;
+    for (const { clock, len } of ranges) {
+      for (let i = Y.findIndexSS(structs, clock); i < structs.length; i++) {
+        const struct = structs[i]!;
+        if (struct.id.clock >= clock + len) break;
+        if (!isBlock(struct) || isNew(struct)) continue;
+        const info = infos.get((struct.content as Y.ContentType).type as BlockMap);
+        const at = info ? all.indexOf(info) : -1;
+        if (at < 0) inStep = false;
+        else all.splice(at, 1);
+      }
+    }
+  });
+  // Blocks it put in, in the order they were made: each goes right after the nearest block to
+  // its left already in the list, which puts every one in its place.
+  const placed = new Set<Y.Item>();
+  tr.afterState.forEach((after, client) => {
+    const before = tr.beforeState.get(client) ?? 0;
+    const structs = clients.get(client);
+    if (after <= before || !structs) return;
+    for (let i = Y.findIndexSS(structs, before); i < structs.length; i++) {
+      const struct = structs[i]!;
+      if (!isBlock(struct) || struct.deleted) continue;
+      let left = struct.left;
+      while (left && (left.deleted || (isNew(left) && !placed.has(left)))) left = left.left;
+      const leftInfo = left ? infos.get((left.content as Y.ContentType).type as BlockMap) : undefined;
+      const at = left ? (leftInfo ? all.lastIndexOf(leftInfo) : -1) + 1 : 0;
+      if (left && at === 0) inStep = false;
+      else all.splice(at, 0, infoOf(infos, (struct.content as Y.ContentType).type as BlockMap));
+      placed.add(struct);
+    }
+  });
+  return inStep && all.length === array.length;
+}
+
+/** Every block of the array in order, removed ones included. */
+function allInfos(doc: Y.Doc): readonly BlockInfo[] {
+  const cached = derivedOf(doc);
+  // Within a transaction the list is read afresh: it follows the array's events, which come after.
+  const keep = settled(doc);
+  if (cached.all && keep) return cached.all;
+  const out: BlockInfo[] = [];
+  // The array's items in order, without building its content: one block per item not removed.
+  for (let item = blockArray(doc)._start; item !== null; item = item.right) {
+    if (item.deleted || !(item.content instanceof Y.ContentType)) continue;
+    const map = item.content.type as BlockMap;
+    out.push(keep ? infoOf(cached.infos, map) : newInfo(map));
+  }
+  if (keep) cached.all = out;
+  return out;
+}
+
+function stringOf(info: BlockInfo): string {
+  return (info.string ??= info.text.toString());
 }
 
 /** The markdown: the live blocks' text, in order. Editor-only annotations are not part of it. */
 export function projection(doc: Y.Doc): string {
+  return derive(doc).projection;
+}
+
+/**
+ * The projection and the stored digest, made in one pass over the blocks: every stored change
+ * needs both.
+ */
+function derive(doc: Y.Doc): { projection: string; stored: string } {
   const cached = derivedOf(doc);
-  if (cached.projection === undefined) {
-    let out = '';
-    for (const map of blockArray(doc)) if (!isDeleted(map)) out += blockText(map).toString();
-    cached.projection = out;
+  if (cached.projection !== undefined && cached.stored !== undefined && settled(doc)) {
+    return { projection: cached.projection, stored: cached.stored };
   }
-  return cached.projection;
+  let projection = '';
+  let stored = DIGEST_MARK;
+  for (const info of allInfos(doc)) {
+    if (info.deleted) continue;
+    projection += stringOf(info);
+    stored += entryOf(info);
+  }
+  if (settled(doc)) {
+    cached.projection = projection;
+    cached.stored = stored;
+  }
+  return { projection, stored };
+}
+
+/** The text of the last live block with any text: where the document ends; null when none has. */
+export function lastNonEmptyText(doc: Y.Doc): Y.Text | null {
+  const all = allInfos(doc);
+  for (let i = all.length - 1; i >= 0; i--) {
+    const info = all[i]!;
+    if (!info.deleted && info.text.length > 0) return info.text;
+  }
+  return null;
+}
+
+/** The live blocks a span of the projection touches, in order. */
+export function blocksCovering(doc: Y.Doc, start: number, end: number): BlockMap[] {
+  const covered: BlockMap[] = [];
+  let at = 0;
+  for (const info of allInfos(doc)) {
+    if (info.deleted) continue;
+    const blockEnd = at + info.text.length;
+    if (blockEnd > start && at < end) covered.push(info.map);
+    if (blockEnd >= end) break;
+    at = blockEnd;
+  }
+  return covered;
 }
 
 export function docFromMarkdown(markdown: string): Y.Doc {
@@ -100,8 +272,8 @@ export function docFromState(state: string): Y.Doc {
 /** Short block ids with a short hash of each text: enough to say later how many blocks changed. */
 export type BlockDigest = [id: string, hash: string][];
 
-/** FNV-1a over the text with its length: cheap, and enough to tell a changed block from an unchanged one. */
-function textHash(text: string): string {
+/** FNV-1a over the text, twice with different primes. */
+function hashPair(text: string): [number, number] {
   let h1 = 0x811c9dc5;
   let h2 = 0x01000193;
   for (let i = 0; i < text.length; i++) {
@@ -109,56 +281,101 @@ function textHash(text: string): string {
     h1 = Math.imul(h1 ^ c, 16777619);
     h2 = Math.imul(h2 ^ c, 2246822507);
   }
-  return `${text.length.toString(36)}.${(h1 >>> 0).toString(36)}${(h2 >>> 0).toString(36)}`;
+  return [h1 >>> 0, h2 >>> 0];
 }
 
-const shortIds = new WeakMap<BlockMap, string>();
+/** The hash with the text's length, as digests stored as JSON hold it. */
+function textHash(text: string): string {
+  const [h1, h2] = hashPair(text);
+  return `${text.length.toString(36)}.${h1.toString(36)}${h2.toString(36)}`;
+}
+
+const DIGITS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+const ID_CHARS = 8;
+const HASH_CHARS = 8;
+
+/** 48 bits of the text's hashes in eight characters: enough to tell a changed block from an unchanged one. */
+function shortHash(text: string): string {
+  const [h1, h2] = hashPair(text);
+  let n = h1 * 0x10000 + (h2 & 0xffff);
+  const codes: number[] = new Array<number>(HASH_CHARS);
+  for (let i = HASH_CHARS - 1; i >= 0; i--) {
+    codes[i] = DIGITS.charCodeAt(n % 64);
+    n = Math.floor(n / 64);
+  }
+  return String.fromCharCode(...codes);
+}
 
 /** A block's id, shortened to a hash for digests: version rows keep one entry per block. */
 export function shortId(map: BlockMap): string {
-  let id = shortIds.get(map);
-  if (id === undefined) {
-    id = textHash(map.get('id') as string).slice(-8);
-    shortIds.set(map, id);
-  }
-  return id;
+  return textHash(map.get('id') as string)
+    .slice(-ID_CHARS)
+    .padStart(ID_CHARS, '0');
 }
 
-/** Hashes of block texts, dropped when a text changes, so a digest rehashes only what changed. */
-const hashes = new WeakMap<Y.Text, string>();
+/**
+ * Digests are stored behind this marker as one fixed-width entry per block: its short id, then
+ * the hash of its text. Rows without it hold the JSON of `[id, hash]` pairs made with `textHash`.
+ */
+const DIGEST_MARK = 'd1:';
 
+/** The stored digest of a document with no blocks. */
+export const EMPTY_DIGEST = DIGEST_MARK;
+
+function entryOf(info: BlockInfo): string {
+  return (info.entry ??= shortId(info.map) + shortHash(stringOf(info)));
+}
+
+/** The live blocks' short ids and text hashes, in order. */
 export function digestBlocks(doc: Y.Doc): BlockDigest {
   const cached = derivedOf(doc);
-  if (cached.digest) return cached.digest;
-  const out: BlockDigest = [];
-  for (const map of blockArray(doc)) {
-    if (isDeleted(map)) continue;
-    const text = blockText(map);
-    let hash = hashes.get(text);
-    if (hash === undefined) {
-      hash = textHash(text.toString());
-      hashes.set(text, hash);
-    }
-    out.push([shortId(map), hash]);
+  if (cached.digest && settled(doc)) return cached.digest;
+  const digest: BlockDigest = [];
+  for (const info of allInfos(doc)) {
+    if (info.deleted) continue;
+    const entry = entryOf(info);
+    digest.push([entry.slice(0, ID_CHARS), entry.slice(ID_CHARS)]);
   }
-  cached.digest = out;
-  return out;
+  if (settled(doc)) cached.digest = digest;
+  return digest;
 }
 
-/** The digest as stored in version rows. */
-export function digestJson(doc: Y.Doc): string {
-  const cached = derivedOf(doc);
-  cached.digestJson ??= JSON.stringify(digestBlocks(doc));
-  return cached.digestJson;
+/** The digest as version rows store it. */
+export function storedDigest(doc: Y.Doc): string {
+  return derive(doc).stored;
 }
 
-/** Where a block stands in the array (deleted ones included), or -1; one pass over the array. */
+/** A version's digest as a row stored it, and how to make a document's digest to compare with it. */
+export interface VersionDigest {
+  blocks: BlockDigest;
+  current(doc: Y.Doc): BlockDigest;
+}
+
+export function readDigest(stored: string): VersionDigest {
+  if (!stored.startsWith(DIGEST_MARK)) {
+    return {
+      blocks: JSON.parse(stored) as BlockDigest,
+      current: (doc) =>
+        allInfos(doc)
+          .filter((info) => !info.deleted)
+          .map((info) => [shortId(info.map), textHash(stringOf(info))]),
+    };
+  }
+  const blocks: BlockDigest = [];
+  const width = ID_CHARS + HASH_CHARS;
+  for (let at = DIGEST_MARK.length; at + width <= stored.length; at += width) {
+    blocks.push([stored.slice(at, at + ID_CHARS), stored.slice(at + ID_CHARS, at + width)]);
+  }
+  return { blocks, current: digestBlocks };
+}
+
+/** Where a block stands in the array (deleted ones included), or -1. */
 export function positionOf(doc: Y.Doc, map: BlockMap): number {
-  let i = 0;
-  for (const item of blockArray(doc)) {
-    if (item === map) return i;
-    i++;
-  }
+  const all = allInfos(doc);
+  const info = derivedOf(doc).infos.get(map);
+  const at = info ? all.indexOf(info) : -1;
+  if (at >= 0) return at;
+  for (let i = 0; i < all.length; i++) if (all[i]!.map === map) return i;
   return -1;
 }
 

@@ -3,7 +3,7 @@ import type { Deps } from '../deps.ts';
 import type { Actor } from '../workspace/actor.ts';
 import { artifactFor } from '../workspace/access.ts';
 import { artifactText } from '../workspace/artifact-text.ts';
-import { blocksChanged, type BlockDigest } from './model.ts';
+import { readDigest, type VersionDigest } from './model.ts';
 import type { DocumentStore } from './store.ts';
 import { sliceWindow } from './text.ts';
 
@@ -94,7 +94,7 @@ export function reader(deps: Deps, store: DocumentStore) {
    * The block list of a version, while a version row still holds it: the state before an agent
    * write, the state it produced, or a person's stored edit.
    */
-  async function digestAt(artifactId: string, version: number): Promise<BlockDigest | undefined> {
+  async function digestAt(artifactId: string, version: number): Promise<VersionDigest | undefined> {
     const row = await db
       .selectFrom('checkpoints')
       .select(['doc_version', 'blocks_json', 'result_blocks_json'])
@@ -109,17 +109,24 @@ export function reader(deps: Deps, store: DocumentStore) {
       .executeTakeFirst();
     if (!row) return undefined;
     const stored = row.doc_version === version && row.blocks_json ? row.blocks_json : row.result_blocks_json!;
-    return JSON.parse(stored) as BlockDigest;
+    return readDigest(stored);
   }
 
-  /** Blocks changed since a version, while a version row still holds its block list. */
-  async function changedSince(
-    artifactId: string,
-    version: number,
-    now: BlockDigest,
-  ): Promise<number | undefined> {
-    const then = await digestAt(artifactId, version);
-    return then === undefined ? undefined : blocksChanged(then, now);
+  /** Whether a version row holds the block list of a version. */
+  async function holdsDigest(artifactId: string, version: number): Promise<boolean> {
+    const row = await db
+      .selectFrom('checkpoints')
+      .select('id')
+      .where('artifact_id', '=', artifactId)
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('doc_version', '=', version), eb('blocks_json', 'is not', null)]),
+          eb.and([eb('result_version', '=', version), eb('result_blocks_json', 'is not', null)]),
+        ]),
+      )
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   /**
@@ -145,5 +152,5 @@ export function reader(deps: Deps, store: DocumentStore) {
       .execute();
   }
 
-  return { read, versions, changedSince, digestAt, prune };
+  return { read, versions, digestAt, holdsDigest, prune };
 }

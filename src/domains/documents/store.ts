@@ -1,18 +1,18 @@
-import type { Transaction } from 'kysely';
+import type { Insertable, Transaction } from 'kysely';
 import * as Y from 'yjs';
-import type { Database } from '../../storage/schema.ts';
 import { newId } from '../../ids.ts';
+import type { CheckpointTable, Database } from '../../storage/schema.ts';
 import type { Deps } from '../deps.ts';
 import type { Db } from '../workspace/access.ts';
 import {
   blockText,
   compact,
-  digestJson,
   docFromMarkdown,
   docFromState,
   encodeState,
   isDeleted,
   projection,
+  storedDigest,
   type BlockMap,
 } from './model.ts';
 import { packText } from '../../storage/packed.ts';
@@ -55,12 +55,26 @@ export interface LiveDoc {
   logged: number;
   /** Changes made here and not stored yet. */
   unsaved: Uint8Array[];
+  /**
+   * Version rows of agent writes that started landing and are not stored yet: whichever store
+   * of this copy's changes comes first stores them too, so no write lands without its row.
+   */
+  staged: VersionRow[];
+  /** The version whose block digest a stored version row holds, as far as this copy knows. */
+  digestVersion: number | undefined;
 }
+
+export type VersionRow = Insertable<CheckpointTable> & { id: string };
 
 export interface PersistOptions {
   reason: 'agent_edit' | 'edit';
   authorId: string | null;
   instruction: string | null;
+  /**
+   * An agent write's version row (staged before it landed), completed with the version the
+   * write produced; stored in the same transaction as the write.
+   */
+  agentRow?: { id: string; complete(version: number): VersionRow };
   /** Runs inside the write's transaction with the version it produced (see WriteOptions). */
   within?: (trx: Transaction<Database>, version: number) => Promise<void>;
 }
@@ -136,6 +150,13 @@ export function documentStore(deps: Deps, options: StoreOptions = {}) {
     for (const entry of log) Y.applyUpdate(doc, Buffer.from(entry.update, 'base64'), LOAD_ORIGIN);
     // Nothing can refer to removed blocks of a document no one has open.
     const compacted = compact(doc) > 0;
+    const live = liveDoc(id, doc, storedAt, log.at(-1)?.seq ?? 0, log.length);
+    if (compacted || log.length >= FOLD_AFTER) await fold(live);
+    keep(live);
+    return live;
+  }
+
+  function liveDoc(id: string, doc: Y.Doc, storedAt: number, lastSeq: number, logged: number): LiveDoc {
     const live: LiveDoc = {
       id,
       doc,
@@ -145,16 +166,31 @@ export function documentStore(deps: Deps, options: StoreOptions = {}) {
       watch: undefined,
       users: 0,
       storedAt,
-      lastSeq: log.at(-1)?.seq ?? 0,
-      logged: log.length,
+      lastSeq,
+      logged,
       unsaved: [],
+      staged: [],
+      digestVersion: undefined,
     };
     watchUpdates(live);
-    if (compacted || log.length >= FOLD_AFTER) await fold(live);
-    loaded.set(id, live);
+    return live;
+  }
+
+  function keep(live: LiveDoc): void {
+    loaded.set(live.id, live);
     evictOverflow();
     sweeper ??= setInterval(() => void evictIdle(), Math.max(1000, Math.min(idleMs, 30_000))).unref();
-    return live;
+  }
+
+  /**
+   * Takes in a document its create has just stored whole (a snapshot stored at `storedAt`, no
+   * log), as loading it would, so its first use does not read it back.
+   */
+  function adopt(id: string, doc: Y.Doc, storedAt: number, digestVersion: number | undefined): void {
+    if (loaded.has(id) || loading.has(id)) return;
+    const live = liveDoc(id, doc, storedAt, 0, 0);
+    live.digestVersion = digestVersion;
+    keep(live);
   }
 
   /** Writes a fresh snapshot holding everything this copy has, and drops the log it covers. */
@@ -261,52 +297,72 @@ export function documentStore(deps: Deps, options: StoreOptions = {}) {
   }
 
   /**
-   * Stores the document as it now is and moves its version on by one, recording a version row
-   * (a person's `edit`; an agent's rows are written before its change lands). Returns the new version.
+   * Stores the document as it now is and moves its version on by one, recording a version row:
+   * a person's `edit`, or the agent write's own row (`agentRow`). Rows of agent writes staged
+   * on this copy are stored first. Returns the new version.
    */
   async function persist(live: LiveDoc, opts: PersistOptions): Promise<number> {
     const markdown = projection(live.doc);
-    return db
-      .transaction()
-      .execute(async (trx) => {
-        const now = Date.now();
+    const staged = live.staged.slice();
+    const version = await db.transaction().execute(async (trx) => {
+      const now = Date.now();
+      const { version } = await trx
+        .updateTable('artifacts')
+        .set((eb) => ({ content: markdown, version: eb('version', '+', 1), updated_at: now }))
+        .where('id', '=', live.id)
+        .returning('version')
+        .executeTakeFirstOrThrow();
+      for (const row of staged) {
+        if (row.id === opts.agentRow?.id) continue;
         await trx
-          .updateTable('artifacts')
-          .set((eb) => ({ content: markdown, version: eb('version', '+', 1), updated_at: now }))
-          .where('id', '=', live.id)
+          .insertInto('checkpoints')
+          .values(row)
+          .onConflict((oc) => oc.column('id').doNothing())
           .execute();
-        const { version } = await trx
-          .selectFrom('artifacts')
-          .select('version')
-          .where('id', '=', live.id)
-          .executeTakeFirstOrThrow();
-        await appendLog(trx, live);
-        if (opts.reason === 'edit') {
-          await trx
-            .insertInto('checkpoints')
-            .values({
-              id: newId('ver'),
-              artifact_id: live.id,
-              doc_version: version,
-              reason: 'edit',
-              label: null,
-              pinned: 0,
-              author_id: opts.authorId,
-              instruction: opts.instruction,
-              content: packText(markdown),
-              kept_json: null,
-              blocks_json: digestJson(live.doc),
-              created_at: now,
-            })
-            .execute();
-        }
-        await opts.within?.(trx, version);
-        return version;
-      })
-      .then(async (version) => {
-        if (live.logged >= FOLD_AFTER) await fold(live);
-        return version;
-      });
+      }
+      if (opts.agentRow) {
+        const row = opts.agentRow.complete(version);
+        // Its row may already be stored, without the result, by a store during the write.
+        await trx
+          .insertInto('checkpoints')
+          .values(row)
+          .onConflict((oc) =>
+            oc.column('id').doUpdateSet((eb) => ({
+              result_version: eb.ref('excluded.result_version'),
+              result_blocks_json: eb.ref('excluded.result_blocks_json'),
+              kept_json: eb.ref('excluded.kept_json'),
+            })),
+          )
+          .execute();
+      } else if (opts.reason === 'edit') {
+        await trx
+          .insertInto('checkpoints')
+          .values({
+            id: newId('ver'),
+            artifact_id: live.id,
+            doc_version: version,
+            reason: 'edit',
+            label: null,
+            pinned: 0,
+            author_id: opts.authorId,
+            instruction: opts.instruction,
+            content: packText(markdown),
+            kept_json: null,
+            blocks_json: storedDigest(live.doc),
+            created_at: now,
+          })
+          .execute();
+      }
+      await appendLog(trx, live);
+      await opts.within?.(trx, version);
+      return version;
+    });
+    const stored = new Set(staged.map((row) => row.id));
+    if (opts.agentRow) stored.add(opts.agentRow.id);
+    live.staged = live.staged.filter((row) => !stored.has(row.id));
+    live.digestVersion = version;
+    if (live.logged >= FOLD_AFTER) await fold(live);
+    return version;
   }
 
   async function flushPersonEdits(live: LiveDoc): Promise<boolean> {
@@ -389,6 +445,7 @@ export function documentStore(deps: Deps, options: StoreOptions = {}) {
 
   return {
     open,
+    adopt,
     refresh,
     currentMarkdown,
     persist,
