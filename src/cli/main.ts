@@ -75,7 +75,7 @@ async function serveCommand(args: string[]) {
     console.log(`Created the demo workspace. Try it over stdio:`);
     console.log(`  npx tandem mcp --user ${DEMO_USER}`);
     console.log(
-      `or make a token for HTTP: npx tandem token create --user ${DEMO_USER} --scopes documents:read,documents:write`,
+      `or make a token for HTTP: npx tandem token create --user ${DEMO_USER} --scopes automations:read,automations:write,documents:read,documents:write`,
     );
   }
   const stop = async () => {

@@ -108,7 +108,7 @@ export function createApp(services: Services, config: Config, signer: PageLinkSi
     return c.html(
       htmlPage(
         'Sign in',
-        `<h1>Sign in to Tandem</h1><p class="note">Paste a personal access token (<code>tandem token create --user EMAIL --scopes documents:read,documents:write</code>).</p>
+        `<h1>Sign in to Tandem</h1><p class="note">Paste a personal access token (<code>tandem token create --user EMAIL --scopes automations:read,automations:write,documents:read,documents:write</code>).</p>
 <form method="post" action="/login"><input type="hidden" name="next" value="${escapeHtml(next)}"><input name="token" type="password" size="50" autofocus required> <button>Sign in</button></form>`,
       ),
     );
