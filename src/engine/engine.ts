@@ -13,6 +13,7 @@ import {
 import { nextFireAt } from '../domains/automations/triggers.ts';
 import { origin, type IncomingEvent } from '../domains/automations/events.ts';
 import { queueRun, TERMINAL_RUN, wake } from '../domains/automations/runs.ts';
+import { postToSession, updateCard } from '../domains/automations/session.ts';
 import { topologicalOrder } from '../domains/automations/validate.ts';
 import type { DomainEvent } from '../domains/deps.ts';
 import { SCOPES, type Actor } from '../domains/workspace/actor.ts';
@@ -90,8 +91,10 @@ export function createEngine(services: Services, options: EngineOptions = {}) {
   const leaseMs = options.leaseMs ?? 60_000;
   const pollMs = options.pollMs ?? 500;
   const concurrency = options.concurrency ?? 4;
-  const capabilityOf = (key: string) =>
-    services.automations.plugins.flatMap((p) => p.capabilities).find((c) => c.key === key);
+  const capabilities = new Map(
+    services.automations.plugins.flatMap((p) => p.capabilities).map((c) => [c.key, c]),
+  );
+  const capabilityOf = (key: string) => capabilities.get(key);
 
   let timer: NodeJS.Timeout | undefined;
   let stopped = true;
@@ -268,27 +271,8 @@ export function createEngine(services: Services, options: EngineOptions = {}) {
     actor: Actor;
   }
 
-  async function postSession(
-    on: Db,
-    ctx: RunContext,
-    body: string,
-    card?: Record<string, unknown>,
-  ): Promise<string> {
-    const id = newId('msg');
-    await on
-      .insertInto('messages')
-      .values({
-        id,
-        conversation_id: ctx.automation.session_id,
-        author_id: null,
-        kind: card ? 'card' : 'text',
-        body,
-        card_json: card ? JSON.stringify(card) : null,
-        created_at: Date.now(),
-      })
-      .execute();
-    return id;
-  }
+  const postSession = (on: Db, ctx: RunContext, body: string, card?: Record<string, unknown>) =>
+    postToSession(on, ctx.automation.session_id, null, body, card);
 
   async function notifyPerson(on: Db, ctx: RunContext, personId: string, body: string): Promise<string> {
     const id = newId('ntf');
@@ -706,7 +690,7 @@ export function createEngine(services: Services, options: EngineOptions = {}) {
           .where('id', '=', approval.id)
           .where('status', '=', 'pending')
           .execute();
-        await updateCard(trx, approval.message_id, 'timed_out');
+        await updateCard(trx, approval.message_id, { status: 'timed_out' });
         if (node.on_timeout === 'skip') {
           await finish(trx, run, key, node, 'skipped');
           await postSession(
@@ -719,20 +703,6 @@ export function createEngine(services: Services, options: EngineOptions = {}) {
         }
       });
     }
-  }
-
-  async function updateCard(on: Db, messageId: string, status: string, extra: Record<string, unknown> = {}) {
-    const message = await on
-      .selectFrom('messages')
-      .select('card_json')
-      .where('id', '=', messageId)
-      .executeTakeFirst();
-    const card = parse<Record<string, unknown>>(message?.card_json ?? null) ?? {};
-    await on
-      .updateTable('messages')
-      .set({ card_json: JSON.stringify({ ...card, status, ...extra }) })
-      .where('id', '=', messageId)
-      .execute();
   }
 
   // ── advancing a run ───────────────────────────────────────────────────────────────────────

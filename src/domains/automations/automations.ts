@@ -13,7 +13,8 @@ import type { FlowPlan, PlanNode, ScheduleFields, Trigger, WriteApproval } from 
 import { summarise, type PlanSummary } from './steps.ts';
 import { checkTrigger, nextFireAt } from './triggers.ts';
 import { startEventRuns, type IncomingEvent } from './events.ts';
-import { latestRuns, queueRun, runDetail, wake } from './runs.ts';
+import { iso, latestRuns, queueRun, runDetail, wake } from './runs.ts';
+import { postToSession, updateCard } from './session.ts';
 import { subflowTargets, validatePlan, type PlanError, type SubflowTarget } from './validate.ts';
 
 export interface AutomationOptions {
@@ -47,10 +48,6 @@ const MAX_COOLDOWN_S = 30 * 24 * 3600;
 const automationNotFound = () => new DomainError('not_found', 'Automation not found');
 const draftNotFound = () =>
   new DomainError('not_found', 'Draft not found: pass a flow_version_id returned by draft_automation');
-
-function iso(ms: number | null | undefined): string | undefined {
-  return ms === null || ms === undefined ? undefined : new Date(ms).toISOString();
-}
 
 function failedPlan(errors: PlanError[]): DomainError {
   const lines = errors.map((e, i) => {
@@ -381,19 +378,11 @@ export function automationsService(deps: Deps, options: AutomationOptions = {}) 
         if (Number(moved.numUpdatedRows) !== 1) {
           throw new DomainError('already_decided', 'This approval was decided a moment ago');
         }
-        const message = await trx
-          .selectFrom('messages')
-          .select('card_json')
-          .where('id', '=', approval.message_id)
-          .executeTakeFirst();
-        const card = message?.card_json ? (JSON.parse(message.card_json) as Record<string, unknown>) : {};
-        await trx
-          .updateTable('messages')
-          .set({
-            card_json: JSON.stringify({ ...card, status, decided_by: me.name, ...(note ? { note } : {}) }),
-          })
-          .where('id', '=', approval.message_id)
-          .execute();
+        await updateCard(trx, approval.message_id, {
+          status,
+          decided_by: me.name,
+          ...(note ? { note } : {}),
+        });
         const at = new Date(now).toISOString();
         await trx
           .updateTable('run_nodes')
@@ -420,7 +409,7 @@ export function automationsService(deps: Deps, options: AutomationOptions = {}) 
           .where('run_id', '=', approval.run_id)
           .where('node_key', '=', approval.node_key)
           .execute();
-        await postNotice(
+        await postToSession(
           trx,
           approval.session_id,
           actor.personId,
@@ -758,7 +747,7 @@ export function automationsService(deps: Deps, options: AutomationOptions = {}) 
             .where('id', '=', row.id)
             .execute();
           const sameVersion = row.live_version_id === version.id;
-          await postNotice(
+          await postToSession(
             trx,
             row.session_id,
             actor.personId,
@@ -829,7 +818,7 @@ export function automationsService(deps: Deps, options: AutomationOptions = {}) 
           })
           .execute();
         await trx.updateTable('flows').set({ automation_id: id }).where('id', '=', flow.id).execute();
-        await postNotice(
+        await postToSession(
           trx,
           sessionId,
           actor.personId,
@@ -885,7 +874,7 @@ export function automationsService(deps: Deps, options: AutomationOptions = {}) 
         }
         if (wasEnabled !== enabled) {
           const actorName = await personName(trx, actor.personId);
-          await postNotice(
+          await postToSession(
             trx,
             row.session_id,
             actor.personId,
@@ -1009,21 +998,6 @@ export function automationsService(deps: Deps, options: AutomationOptions = {}) 
       };
     },
   };
-}
-
-async function postNotice(trx: Db, sessionId: string, authorId: string, body: string): Promise<void> {
-  await trx
-    .insertInto('messages')
-    .values({
-      id: newId('msg'),
-      conversation_id: sessionId,
-      author_id: authorId,
-      kind: 'text',
-      body,
-      card_json: null,
-      created_at: Date.now(),
-    })
-    .execute();
 }
 
 export type AutomationsService = ReturnType<typeof automationsService>;

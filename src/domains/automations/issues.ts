@@ -11,9 +11,13 @@ function list(values: readonly unknown[]): string {
   return shown.length <= 1 ? (shown[0] ?? '') : `${shown.slice(0, -1).join(', ')} or ${shown.at(-1)}`;
 }
 
-const ARTICLE = /^[aeiou]/;
-function article(type: string): string {
-  return `${ARTICLE.test(type) ? 'an' : 'a'} ${type}`;
+/** "an integer", "a string", "an hourly": the word with its article. */
+export function withArticle(word: string): string {
+  return `${/^([aeiou]|hour)/.test(word) ? 'an' : 'a'} ${word}`;
+}
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Picks the union branch that got furthest (fewest issues) so its problems are the ones shown. */
@@ -41,7 +45,7 @@ export function describeIssues(
     const at = pathText(path);
     switch (issue.code) {
       case 'invalid_type': {
-        const expected = issue.expected === 'nonoptional' ? 'a value' : article(issue.expected);
+        const expected = issue.expected === 'nonoptional' ? 'a value' : withArticle(issue.expected);
         const missing = /received undefined$/.test(issue.message);
         out.push({
           path,

@@ -63,7 +63,9 @@ export async function wake(trx: Db, runId: string, at = Date.now()): Promise<voi
     .execute();
 }
 
-const iso = (ms: number | null) => (ms === null ? undefined : new Date(ms).toISOString());
+/** A stored time (ms since the epoch) as automations show it: an ISO-8601 instant in UTC. */
+export const iso = (ms: number | null | undefined) =>
+  ms === null || ms === undefined ? undefined : new Date(ms).toISOString();
 
 export interface RunSummary {
   run_id: string;

@@ -1,14 +1,10 @@
 import { Cron } from 'croner';
 import { invalid } from '../../errors.ts';
 import type { Catalogue } from './catalogue.ts';
-import { describeIssues } from './issues.ts';
+import { describeIssues, isObject, withArticle } from './issues.ts';
 import { FREQUENCIES, trigger as triggerSchema, type ScheduleFields, type Trigger } from './plan.ts';
 
 type Schedule = ScheduleFields;
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 const FIELDS: Record<Schedule['frequency'], readonly ('weekday' | 'hour' | 'minute')[]> = {
   hourly: ['minute'],
@@ -59,10 +55,10 @@ export function checkTrigger(raw: unknown, catalogue: Catalogue): TriggerCheck {
       const given = raw[field] !== undefined;
       if (given && !wanted.includes(field)) {
         problems.push(
-          `trigger.${field} does not apply to ${article(frequency)} schedule; remove it (${frequency} takes ${wanted.join(', ')})`,
+          `trigger.${field} does not apply to ${withArticle(frequency)} schedule; remove it (${frequency} takes ${wanted.join(', ')})`,
         );
       } else if (!given && wanted.includes(field)) {
-        problems.push(`trigger.${field} is required for ${article(frequency)} schedule`);
+        problems.push(`trigger.${field} is required for ${withArticle(frequency)} schedule`);
       }
     }
     if (problems.length) {
@@ -123,8 +119,6 @@ export function checkTrigger(raw: unknown, catalogue: Catalogue): TriggerCheck {
   if (problems.length) throw invalid(problems.join('; '));
   return { trigger: t, personalProvider };
 }
-
-const article = (word: string) => `${/^[aeiouh]/.test(word) ? 'an' : 'a'} ${word}`;
 
 function cronPattern(t: ScheduleFields): string {
   const minute = t.minute ?? 0;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Catalogue } from './catalogue.ts';
-import { describeIssues, pathText, type PathPart } from './issues.ts';
+import { describeIssues, isObject, pathText, withArticle, type PathPart } from './issues.ts';
 import {
   edge as edgeSchema,
   mapNode,
@@ -85,12 +85,6 @@ const mapFrame = z.strictObject({
   ...mapNode.shape,
   body: z.strictObject({ nodes: z.array(z.unknown()), edges: z.array(z.unknown()).optional() }),
 });
-
-const withArticle = (word: string) => `${/^[aeiou]/.test(word) ? 'an' : 'a'} ${word}`;
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Node ids of every subflow node, so the caller can look their targets up before validating. */
 export function subflowTargets(raw: unknown): string[] {
