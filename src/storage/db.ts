@@ -1,13 +1,24 @@
+import { log } from '../observability/log.ts';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { openSqlite } from './sqlite-adapter.ts';
 import type { Database } from './schema.ts';
+import { dispatchSchema, installDispatch } from './dispatch.ts';
 import * as m001 from './migrations/001_foundation.ts';
 import * as m002 from './migrations/002_documents.ts';
 import * as m004 from './migrations/004_automations.ts';
 import * as m005 from './migrations/005_runs.ts';
+import * as m006 from './migrations/006_bounded_runs.ts';
+import * as m007 from './migrations/007_agent_requests.ts';
+import * as m008 from './migrations/008_identity.ts';
+import * as m009 from './migrations/009_connectors.ts';
+import * as m010 from './migrations/010_version_made_by.ts';
+import * as m011 from './migrations/011_reruns.ts';
+import * as m012 from './migrations/012_delivery_bodies.ts';
+import * as m013 from './migrations/013_collab_ticket_uses.ts';
+import * as m014 from './migrations/014_notification_links.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -16,6 +27,8 @@ export interface Storage {
   dialect: Dialect;
   /** Postgres only: the schema Tandem's tables live in, when not the default. */
   schema?: string | undefined;
+  /** Postgres only: the connection pool (graphile-worker shares it). */
+  pool?: pg.Pool | undefined;
   close(): Promise<void>;
 }
 
@@ -42,6 +55,15 @@ const migrations: [string, Migration][] = [
   ['002_documents', m002],
   ['004_automations', m004],
   ['005_runs', m005],
+  ['006_bounded_runs', m006],
+  ['007_agent_requests', m007],
+  ['008_identity', m008],
+  ['009_connectors', m009],
+  ['010_version_made_by', m010],
+  ['011_reruns', m011],
+  ['012_delivery_bodies', m012],
+  ['013_collab_ticket_uses', m013],
+  ['014_notification_links', m014],
 ];
 
 export async function openStorage(options: StorageOptions): Promise<Storage> {
@@ -63,8 +85,13 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
       max: options.poolSize ?? 10,
       ...(schema ? { options: `-c search_path=${schema}` } : {}),
     });
+    // An idle connection the server dropped is replaced on next use; it must not end the process.
+    pool.on('error', (error) => log.warn({ err: error }, 'a Postgres connection failed while idle'));
+    pool.on('connect', (client) =>
+      client.on('error', (error) => log.warn({ err: error }, 'a Postgres connection failed')),
+    );
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, dialect: 'postgres', schema, close: () => db.destroy() };
+    return { db, dialect: 'postgres', schema, pool, close: () => db.destroy() };
   }
   const path = options.sqlitePath ?? ':memory:';
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -77,7 +104,7 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
  * On Postgres an advisory lock makes concurrent starts wait for each other instead of racing.
  */
 export async function migrate(storage: Storage): Promise<string[]> {
-  return storage.db.transaction().execute(async (trx) => {
+  const ran = await storage.db.transaction().execute(async (trx) => {
     if (storage.dialect === 'postgres') {
       await sql`select pg_advisory_xact_lock(hashtext(${`tandem_migrations:${storage.schema ?? 'public'}`}))`.execute(
         trx,
@@ -97,8 +124,11 @@ export async function migrate(storage: Storage): Promise<string[]> {
       );
       ran.push(name);
     }
+    if (storage.dialect === 'postgres' && storage.pool)
+      await installDispatch(storage.pool, trx, storage.schema);
     return ran;
   });
+  return ran;
 }
 
 export async function dropPgSchema(databaseUrl: string, schema: string): Promise<void> {
@@ -106,6 +136,7 @@ export async function dropPgSchema(databaseUrl: string, schema: string): Promise
   await client.connect();
   try {
     await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await client.query(`DROP SCHEMA IF EXISTS ${dispatchSchema(schema)} CASCADE`);
   } finally {
     await client.end();
   }

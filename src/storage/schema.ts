@@ -122,7 +122,12 @@ export interface ThreadTable {
 export interface CommentTable {
   id: string;
   thread_id: string;
-  author_id: string;
+  /** The person who wrote it; null for an agent's reply. */
+  author_id: string | null;
+  /** The agent whose reply this is (its handle, shown as author_label). */
+  agent: string | null;
+  /** The agent request this reply answers; unique, so a request is answered once. */
+  request_id: string | null;
   body: string;
   deleted: number;
   created_at: number;
@@ -134,8 +139,22 @@ export interface AgentRequestTable {
   comment_id: string | null;
   agent: string;
   requested_by: string;
+  /** `pending` (queued), `answering`, `answered` or `failed`. */
   status: string;
   created_at: number;
+  workspace_id: string | null;
+  artifact_id: string | null;
+  available_at: number;
+  locked_by: string | null;
+  locked_until: number | null;
+  /** Times a worker took it; each claim that never finished is a worker that died. */
+  claims: number;
+  started_at: number | null;
+  finished_at: number | null;
+  reply_comment_id: string | null;
+  /** The Builder's draft, once stored. */
+  flow_version_id: string | null;
+  error: string | null;
 }
 
 export interface NotificationTable {
@@ -149,6 +168,9 @@ export interface NotificationTable {
   body: string;
   read: number;
   created_at: number;
+  /** The automation (and run) an automation's notification is about (014). */
+  automation_id: string | null;
+  run_id: string | null;
 }
 
 export interface ActivityTable {
@@ -161,6 +183,8 @@ export interface ActivityTable {
   error_code: string | null;
   duration_ms: number;
   created_at: number;
+  /** The agent that made the call for the person (the assistant's reads), if one did. */
+  agent: string | null;
 }
 
 export interface TokenTable {
@@ -173,6 +197,48 @@ export interface TokenTable {
   created_at: number;
 }
 
+/** One per e-mail address (lower-cased): the password a person signs in with, in every workspace. */
+export interface AccountTable {
+  email: string;
+  /** `scrypt$N$r$p$salt$hash`, or null until a password is set. */
+  password_hash: string | null;
+  password_changed_at: number | null;
+  created_at: number;
+}
+
+export interface BrowserSessionTable {
+  id: string;
+  /** SHA-256 of the cookie's secret. */
+  hash: string;
+  email: string;
+  /** The person (of the workspace chosen) the browser acts as. */
+  person_id: string;
+  created_at: number;
+  last_seen_at: number;
+  expires_at: number;
+}
+
+export interface SignInAttemptTable {
+  key: string;
+  failures: number;
+  last_at: number;
+  wait_until: number;
+}
+
+export interface OAuthRecordTable {
+  model: string;
+  id: string;
+  grant_id: string | null;
+  uid: string | null;
+  account_id: string | null;
+  client_id: string | null;
+  expires_at: number | null;
+  consumed_at: number | null;
+  created_at: number;
+  label: string | null;
+  payload: string;
+}
+
 export interface ConnectorTable {
   id: string;
   workspace_id: string;
@@ -180,8 +246,14 @@ export interface ConnectorTable {
   connected: number;
   personal: number;
   owner_id: string | null;
+  /** Before 009 the webhook secret in the open; sealed into `sealed` on start, null since. */
   secret: string | null;
   created_at: number;
+  /** The open settings as JSON (domains/connectors/settings.ts). */
+  config: string | null;
+  /** The secret settings (tokens, passwords, the webhook secret) as JSON, sealed (secrets.ts). */
+  sealed: string | null;
+  updated_at: number | null;
 }
 
 export interface DocStateTable {
@@ -216,6 +288,14 @@ export interface SettingTable {
   value: string;
 }
 
+/** Live-socket tickets used once already: a ticket opens one connection. */
+export interface CollabTicketUseTable {
+  /** The ticket's signature (base64url): every ticket issued has its own. */
+  ticket: string;
+  /** The ticket's own expiry; the row is pruned a while after it. */
+  expires_at: number;
+}
+
 export interface FlowTable {
   id: string;
   workspace_id: string;
@@ -237,6 +317,8 @@ export interface FlowVersionTable {
   /** Steps, writes, namespaces and connectors, computed when the draft was stored. */
   summary_json: string;
   plan_json: string;
+  /** `person` (made by `created_by` themselves) or `agent` (for them); null before it was recorded. */
+  made_by: string | null;
 }
 
 export interface AutomationTable {
@@ -273,7 +355,7 @@ export interface RunTable {
   flow_version_id: string;
   parent_run_id: string | null;
   parent_node_key: string | null;
-  /** `schedule`, `event`, `manual`, `dry_run` or `subflow`. */
+  /** `schedule`, `event`, `manual`, `dry_run`, `subflow`, `retry` or `replay`. */
   cause: string;
   dry_run: number;
   /** `queued`, `running`, `waiting`, `succeeded`, `failed` or `cancelled`. */
@@ -287,6 +369,14 @@ export interface RunTable {
   updated_at: number;
   trigger_json: string;
   output_json: string | null;
+  /** How many event hops led to this run (events from runs stop at MAX_EVENT_DEPTH). */
+  event_depth: number;
+  /** 0 for a run started on its own; a subflow child is one deeper than its parent. */
+  subflow_depth: number;
+  /** The run at the top of a subflow tree (null for that run itself). */
+  root_run_id: string | null;
+  /** The run a retry or replay repeats (`cause` says which). */
+  rerun_of: string | null;
 }
 
 export interface RunNodeTable {
@@ -301,6 +391,10 @@ export interface RunNodeTable {
   started_at: number | null;
   finished_at: number | null;
   output_json: string | null;
+  /** Why it failed, as a value (`rejected`, `outcome_unknown`, `limit`, `timeout`). */
+  error_code: string | null;
+  /** The step's bindings as resolved when it last started (capped; see `storedInput`). */
+  input_json: string | null;
 }
 
 export interface JobTable {
@@ -309,6 +403,30 @@ export interface JobTable {
   locked_by: string | null;
   locked_until: number | null;
   created_at: number;
+  /** Times a worker took this job and never let it go (it died): a crash counter. */
+  claims: number;
+}
+
+export interface EventOutboxTable {
+  id: string;
+  workspace_id: string;
+  /** `workspace` for the workspace's own events, else the connector (`github`, …). */
+  provider: string;
+  event: string;
+  action: string | null;
+  repo: string | null;
+  /** The artifact a workspace event is about: it reaches only automations whose person can open it. */
+  artifact_id: string | null;
+  actor_id: string | null;
+  /** The automation whose run caused the event (it never triggers itself). */
+  source_automation_id: string | null;
+  depth: number;
+  delivery_key: string | null;
+  /** A signed body's SHA-256 (`workspace:provider:hex`): the same body is one delivery, whatever its id. */
+  body_key: string | null;
+  created_at: number;
+  delivered_at: number | null;
+  data_json: string;
 }
 
 export interface RunEffectTable {
@@ -344,6 +462,7 @@ export interface Database {
   runs: RunTable;
   run_nodes: RunNodeTable;
   jobs: JobTable;
+  event_outbox: EventOutboxTable;
   run_effects: RunEffectTable;
   approvals: ApprovalTable;
   flows: FlowTable;
@@ -366,10 +485,15 @@ export interface Database {
   notifications: NotificationTable;
   activity: ActivityTable;
   tokens: TokenTable;
+  accounts: AccountTable;
+  browser_sessions: BrowserSessionTable;
+  sign_in_attempts: SignInAttemptTable;
+  oauth_records: OAuthRecordTable;
   connectors: ConnectorTable;
   doc_states: DocStateTable;
   doc_updates: DocUpdateTable;
   doc_leases: DocLeaseTable;
   idempotency_keys: IdempotencyKeyTable;
   settings: SettingTable;
+  collab_ticket_uses: CollabTicketUseTable;
 }
