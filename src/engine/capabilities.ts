@@ -1,10 +1,15 @@
+import { postMessage } from '../domains/workspace/messages.ts';
 import type { Transaction } from 'kysely';
 import { DomainError } from '../errors.ts';
-import { newId } from '../ids.ts';
 import type { Actor } from '../domains/workspace/actor.ts';
+import type { EventOrigin } from '../domains/automations/events.ts';
 import { conversationFor } from '../domains/workspace/access.ts';
 import type { Database } from '../storage/schema.ts';
 import type { Services } from '../services.ts';
+import { redact } from '../connectors/failures.ts';
+import { transportCall } from '../connectors/index.ts';
+import { CONNECTOR_PLUGINS, type Capability } from '../domains/automations/catalogue.ts';
+import { httpCall, type Resolver } from './http-fetch.ts';
 import { StepError } from './values.ts';
 
 /** What a capability call knows about the run it belongs to. */
@@ -16,12 +21,14 @@ export interface CallContext {
   /** Stores the call's effect in the write's own transaction, so a retried write is recognised. */
   within: (trx: Transaction<Database>, output: Record<string, unknown>) => Promise<void>;
   httpAllow: readonly string[];
+  /** How host names become addresses for http and connector calls (the system's unless a test stands in). */
+  resolve?: Resolver | undefined;
   signal: AbortSignal;
+  /** The run making the call: events its writes cause carry it (no loops, hops counted). */
+  origin: EventOrigin;
 }
 
-type Impl = (input: Record<string, unknown>, ctx: CallContext) => Promise<Record<string, unknown>>;
-
-const MAX_BODY_BYTES = 1_000_000;
+export type Impl = (input: Record<string, unknown>, ctx: CallContext) => Promise<Record<string, unknown>>;
 
 /** A domain refusal becomes the step's error in the domain's own words. */
 async function domain<T>(call: () => Promise<T>): Promise<T> {
@@ -31,74 +38,6 @@ async function domain<T>(call: () => Promise<T>): Promise<T> {
     if (error instanceof DomainError) throw new StepError(error.message);
     throw error;
   }
-}
-
-function allowed(url: URL, allow: readonly string[]): boolean {
-  return allow.some((entry) => entry === url.host || entry === url.hostname);
-}
-
-async function http(
-  method: 'GET' | 'POST',
-  input: Record<string, unknown>,
-  ctx: CallContext,
-): Promise<Record<string, unknown>> {
-  let url: URL;
-  try {
-    url = new URL(String(input.url));
-  } catch {
-    throw new StepError(`url ${String(input.url)} is not a URL`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new StepError('url must be http or https');
-  if (!allowed(url, ctx.httpAllow)) {
-    throw new StepError(
-      `${url.host} is not on the allow list; add it to TANDEM_HTTP_ALLOW to let automations reach it`,
-    );
-  }
-  const headers: Record<string, string> = {
-    ...((input.headers as Record<string, string> | undefined) ?? {}),
-  };
-  let body: string | undefined;
-  if (method === 'POST') {
-    if (input.json !== undefined) {
-      body = JSON.stringify(input.json);
-      headers['content-type'] ??= 'application/json';
-    } else if (typeof input.body === 'string') body = input.body;
-  }
-  let response: Response;
-  try {
-    response = await fetch(url, {
-      method,
-      headers,
-      body,
-      redirect: 'manual',
-      signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(15_000)]),
-    });
-  } catch (error) {
-    throw new StepError(`${method} ${url.host} failed: ${(error as Error).message}`, {
-      retryable: method === 'GET',
-    });
-  }
-  const buffer = Buffer.from(await response.arrayBuffer());
-  if (buffer.byteLength > MAX_BODY_BYTES)
-    throw new StepError(`the response is larger than ${MAX_BODY_BYTES} bytes`);
-  const text = buffer.toString('utf8');
-  let json: unknown;
-  if ((response.headers.get('content-type') ?? '').includes('json')) {
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-  }
-  if (method === 'GET' && response.status >= 500) {
-    throw new StepError(`GET ${url.host} answered ${response.status}`, { retryable: true });
-  }
-  return {
-    status: response.status,
-    ...(method === 'GET' ? { headers: Object.fromEntries(response.headers) } : {}),
-    body: text,
-    ...(json !== undefined ? { json } : {}),
-  };
 }
 
 /** The built-in capabilities, doing their work through the domain services as the acting person. */
@@ -141,7 +80,7 @@ export const BUILTIN_IMPLS: Record<string, Impl> = {
       ctx.services.documents.create(
         ctx.actor,
         { ...input, ...placement },
-        { within: (trx, r) => ctx.within(trx, output(r)) },
+        { within: (trx, r) => ctx.within(trx, output(r)), origin: ctx.origin },
       ),
     );
     return output(doc);
@@ -156,7 +95,7 @@ export const BUILTIN_IMPLS: Record<string, Impl> = {
       ctx.services.documents.edit(
         ctx.actor,
         { document_id: input.document_id, mode: 'append', content_markdown: input.content_markdown },
-        { within: (trx, r) => ctx.within(trx, output(r)) },
+        { within: (trx, r) => ctx.within(trx, output(r)), origin: ctx.origin },
       ),
     );
     return output(result);
@@ -172,7 +111,10 @@ export const BUILTIN_IMPLS: Record<string, Impl> = {
       byte_size: r.byte_size,
     });
     const page = await domain(() =>
-      ctx.services.pages.write(ctx.actor, input, { within: (trx, r) => ctx.within(trx, output(r)) }),
+      ctx.services.pages.write(ctx.actor, input, {
+        within: (trx, r) => ctx.within(trx, output(r)),
+        origin: ctx.origin,
+      }),
     );
     return output(page);
   },
@@ -186,7 +128,10 @@ export const BUILTIN_IMPLS: Record<string, Impl> = {
           anchor_excerpt: input.anchor_excerpt,
           thread_id: input.thread_id,
         },
-        { within: (trx, r) => ctx.within(trx, { thread_id: r.thread_id, comment_id: r.comment_id }) },
+        {
+          within: (trx, r) => ctx.within(trx, { thread_id: r.thread_id, comment_id: r.comment_id }),
+          origin: ctx.origin,
+        },
       ),
     );
     return {
@@ -208,28 +153,84 @@ export const BUILTIN_IMPLS: Record<string, Impl> = {
           .where('id', '=', conversationId)
           .executeTakeFirstOrThrow();
         if (room.archived === 1) throw new StepError('That conversation is archived, so nothing was posted.');
-        const id = newId('msg');
-        await trx
-          .insertInto('messages')
-          .values({
-            id,
-            conversation_id: conversationId,
-            author_id: ctx.actor.personId,
-            kind: 'text',
-            body: String(input.text),
-            card_json: null,
-            created_at: Date.now(),
-          })
-          .execute();
+        const id = await postMessage(trx, {
+          conversationId,
+          authorId: ctx.actor.personId,
+          body: String(input.text),
+        });
         const result = { message_id: id, conversation_id: conversationId };
         await ctx.within(trx, result);
         return result;
       }),
     );
   },
-  'http.get': (input, ctx) => http('GET', input, ctx),
-  'http.post': (input, ctx) => http('POST', input, ctx),
+  'http.get': (input, ctx) =>
+    httpCall('GET', input, { allow: ctx.httpAllow, signal: ctx.signal, resolve: ctx.resolve }),
+  'http.post': (input, ctx) =>
+    httpCall('POST', input, { allow: ctx.httpAllow, signal: ctx.signal, resolve: ctx.resolve }),
 };
+
+/** The same error with every secret of the connection taken out of its text. */
+function withoutSecrets(error: unknown, secrets: readonly string[]): Error {
+  if (error instanceof StepError)
+    return new StepError(redact(error.message, secrets), {
+      retryable: error.retryable,
+      code: error.code,
+      retryAfterMs: error.retryAfterMs,
+      nothingDone: error.nothingDone,
+    });
+  // Not a failure the transport knows: reported as unexpected, without the object that may hold a token.
+  return new Error(redact(error instanceof Error ? error.message : String(error), secrets));
+}
+
+/**
+ * A shipped connector's capability: the connection the acting person's automation goes through
+ * is chosen (domains/connectors), its settings opened, the transport called, and its answer held
+ * to the output schema describe_capabilities advertises.
+ */
+function connectorImpl(cap: Capability): Impl | undefined {
+  const call = transportCall(cap.key);
+  if (!call) return undefined;
+  const namespace = cap.key.split('.')[0]!;
+  return async (input, ctx) => {
+    const connection = await domain(() =>
+      ctx.services.connectors.connectionFor(ctx.actor, namespace, ctx.origin.automationId),
+    );
+    let output: Record<string, unknown>;
+    try {
+      output = await call(input, connection, {
+        allow: ctx.httpAllow,
+        signal: ctx.signal,
+        resolve: ctx.resolve,
+      });
+    } catch (error) {
+      throw withoutSecrets(error, connection.secrets);
+    }
+    const shaped = cap.output.safeParse(output);
+    if (!shaped.success)
+      throw new StepError(
+        `${cap.key}: the service's answer does not have the advertised shape (${shaped.error.issues.map((i) => `${i.path.join('.') || 'output'} ${i.message}`).join('; ')})`,
+      );
+    return output;
+  };
+}
+
+const CONNECTOR_IMPLS: Record<string, Impl> = Object.fromEntries(
+  CONNECTOR_PLUGINS.flatMap((p) => p.capabilities).flatMap((cap) => {
+    const impl = connectorImpl(cap);
+    return impl ? [[cap.key, impl]] : [];
+  }),
+);
+
+/**
+ * What runs a capability: a built-in, a call given to the engine (tests, outside plugins), or a
+ * shipped connector's transport.
+ */
+export function implementationOf(key: string, given?: Record<string, Impl>): Impl | undefined {
+  if (Object.hasOwn(BUILTIN_IMPLS, key)) return BUILTIN_IMPLS[key];
+  if (given && Object.hasOwn(given, key)) return given[key];
+  return Object.hasOwn(CONNECTOR_IMPLS, key) ? CONNECTOR_IMPLS[key] : undefined;
+}
 
 /** Calls to outside services that cannot recognise a repeat: sent at most once. */
 export function atMostOnce(key: string): boolean {

@@ -1,5 +1,14 @@
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { generateText, jsonSchema, Output, stepCountIs, tool, type ToolSet } from 'ai';
+import {
+  generateText,
+  jsonSchema,
+  Output,
+  stepCountIs,
+  streamText,
+  tool,
+  type ModelMessage,
+  type ToolSet,
+} from 'ai';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { z } from 'zod';
 import type { Capability } from '../domains/automations/catalogue.ts';
@@ -43,6 +52,71 @@ function compile(schema: Record<string, unknown>) {
   return validate;
 }
 
+function providerFor(config: ModelConfig) {
+  return createOpenAICompatible({
+    name: 'tandem-model',
+    baseURL: config.url,
+    // The output schema goes to the model as a JSON Schema response format.
+    supportsStructuredOutputs: true,
+    ...(config.key ? { apiKey: config.key } : {}),
+  });
+}
+
+/** A model call that did not give an answer: the endpoint failed, or it took too long. */
+export class ModelError extends Error {
+  readonly timedOut: boolean;
+  constructor(message: string, timedOut = false) {
+    super(message);
+    this.timedOut = timedOut;
+  }
+}
+
+/** A conversation with the model: its instructions, the messages so far and the tools it may call. */
+export interface ChatCall {
+  instructions: string;
+  messages: ModelMessage[];
+  tools?: ToolSet | undefined;
+  /** Model steps at most (each tool round is one). */
+  maxSteps?: number | undefined;
+  /** The whole call, tool rounds included, ends after this long. */
+  timeoutMs: number;
+  signal?: AbortSignal | undefined;
+  /** Receive the answer as a stream of server-sent events. */
+  stream?: boolean | undefined;
+}
+
+/** One answer from the model (after any tool rounds), as text; a failure or timeout is a ModelError. */
+export async function chat(config: ModelConfig, call: ChatCall): Promise<string> {
+  const timeout = AbortSignal.timeout(call.timeoutMs);
+  const settings = {
+    model: providerFor(config).chatModel(config.model),
+    instructions: call.instructions,
+    messages: call.messages,
+    ...(call.tools && Object.keys(call.tools).length
+      ? { tools: call.tools, stopWhen: stepCountIs(call.maxSteps ?? MAX_TOOL_STEPS) }
+      : {}),
+    maxRetries: 1,
+    abortSignal: call.signal ? AbortSignal.any([call.signal, timeout]) : timeout,
+  };
+  try {
+    if (!call.stream) return (await generateText(settings)).text;
+    // Errors are read from the stream below; the default handler would only print them.
+    const result = streamText({ ...settings, onError: () => {} });
+    let failure: unknown;
+    // A provider error arrives as a part of the stream, not as a rejection.
+    for await (const part of result.stream) if (part.type === 'error') failure ??= part.error;
+    if (failure !== undefined) throw failure;
+    return await result.text;
+  } catch (error) {
+    if (timeout.aborted) {
+      throw new ModelError(`the model did not answer within ${call.timeoutMs / 1000} s`, true);
+    }
+    if (call.signal?.aborted) throw new ModelError('the call was stopped');
+    const message = error instanceof Error ? error.message : String(error);
+    throw new ModelError(`the model call failed: ${message}`);
+  }
+}
+
 /** Runs an agent node: one generation, with read tools and structured output when asked. */
 export async function callModel(
   config: ModelConfig | undefined,
@@ -53,13 +127,7 @@ export async function callModel(
       'model_unavailable: no model is configured; set TANDEM_MODEL_URL and TANDEM_MODEL (and TANDEM_MODEL_KEY if the endpoint needs one)',
     );
   }
-  const provider = createOpenAICompatible({
-    name: 'tandem-model',
-    baseURL: config.url,
-    // The output schema goes to the model as a JSON Schema response format.
-    supportsStructuredOutputs: true,
-    ...(config.key ? { apiKey: config.key } : {}),
-  });
+  const provider = providerFor(config);
   const tools: ToolSet = {};
   for (const cap of call.tools) {
     tools[cap.key.replace('.', '__')] = tool({

@@ -2,12 +2,30 @@ import type { TransformNode } from '../domains/automations/plan.ts';
 
 /** A step failed in a way worth reporting on the node (not a bug of the engine). */
 export class StepError extends Error {
-  /** Whether trying the step again can help (a network error) or not (a bad input). */
-  readonly retryable: boolean;
-  constructor(message: string, options: { retryable?: boolean } = {}) {
+  /**
+   * Whether trying the step again can help (a network error) or not (a refusal, a bad input);
+   * undefined when the error does not say, and then the step's retry policy decides.
+   */
+  readonly retryable: boolean | undefined;
+  /** Why, as a value the engine acts on (`outcome_unknown` is never retried, `timeout`, …). */
+  readonly code: string | undefined;
+  /** How long the other side asked to wait before the next attempt (a `Retry-After`). */
+  readonly retryAfterMs: number | undefined;
+  /**
+   * The other side did nothing: it was never reached, or it answered with a refusal or a rate
+   * limit. A call sent at most once may then be sent again.
+   */
+  readonly nothingDone: boolean;
+  constructor(
+    message: string,
+    options: { retryable?: boolean; code?: string; retryAfterMs?: number; nothingDone?: boolean } = {},
+  ) {
     super(message);
     this.name = 'StepError';
-    this.retryable = options.retryable ?? false;
+    this.retryable = options.retryable;
+    this.code = options.code;
+    this.retryAfterMs = options.retryAfterMs;
+    this.nothingDone = options.nothingDone ?? false;
   }
 }
 
@@ -72,11 +90,33 @@ function compare(op: string, left: unknown, right: unknown): boolean {
 
 export { compare };
 
-/** Runs one transform op over its resolved inputs; no code runs, only the listed ops. */
+const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g;
+
+/** Values nested deeper than this are not pretty-printed (indentation grows with the depth). */
+const MAX_PRETTY_DEPTH = 64;
+
+function depthOf(value: unknown, limit: number): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop() as [unknown, number];
+    if (depth > deepest) deepest = depth;
+    if (deepest > limit) return deepest;
+    if (v !== null && typeof v === 'object')
+      for (const child of Object.values(v as object)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
+/**
+ * Runs one transform op over its resolved inputs; no code runs, only the listed ops. Ops that build
+ * text measure it first and call `check` with the length, which throws when it passes the cap.
+ */
 export function transform(
   node: TransformNode,
   input: Record<string, unknown>,
   now: Date,
+  check: (length: number, what: string) => void = () => {},
 ): Record<string, unknown> {
   const args = (node.args ?? {}) as Record<string, unknown>;
   switch (node.op) {
@@ -84,11 +124,21 @@ export function transform(
       return { value: valueAt(input.value, String(args.path ?? '')) ?? null };
     case 'template': {
       const template = String(args.template ?? '');
-      const text = template.replace(/\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g, (_, name: string) => {
-        const [head, ...rest] = name.split('.');
-        return asText(valueAt(input[head as string], rest.join('.')));
-      });
-      return { text };
+      const texts = new Map<string, string>();
+      const textOf = (name: string) => {
+        let text = texts.get(name);
+        if (text === undefined) {
+          const [head, ...rest] = name.split('.');
+          text = asText(valueAt(input[head as string], rest.join('.')));
+          texts.set(name, text);
+        }
+        return text;
+      };
+      let length = template.length;
+      for (const match of template.matchAll(PLACEHOLDER))
+        length += textOf(match[1] as string).length - match[0].length;
+      check(length, 'the template’s text');
+      return { text: template.replace(PLACEHOLDER, (_, name: string) => textOf(name)) };
     }
     case 'json_parse':
       try {
@@ -96,14 +146,20 @@ export function transform(
       } catch (error) {
         throw new StepError(`text is not JSON: ${(error as Error).message}`);
       }
-    case 'json_stringify':
-      return { text: JSON.stringify(input.value ?? null, null, args.pretty ? 2 : undefined) };
-    case 'join':
-      return {
-        text: asArray(input.items, 'items')
-          .map(asText)
-          .join(String(args.separator ?? '\n')),
-      };
+    case 'json_stringify': {
+      const pretty = Boolean(args.pretty) && depthOf(input.value, MAX_PRETTY_DEPTH) <= MAX_PRETTY_DEPTH;
+      const text = JSON.stringify(input.value ?? null, null, pretty ? 2 : undefined);
+      check(text.length, 'the JSON text');
+      return { text };
+    }
+    case 'join': {
+      const texts = asArray(input.items, 'items').map(asText);
+      const separator = String(args.separator ?? '\n');
+      const length =
+        texts.reduce((sum, t) => sum + t.length, 0) + separator.length * Math.max(0, texts.length - 1);
+      check(length, 'the joined text');
+      return { text: texts.join(separator) };
+    }
     case 'split':
       return { items: asText(input.text).split(String(args.separator)) };
     case 'pluck':

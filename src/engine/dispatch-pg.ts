@@ -1,0 +1,104 @@
+import { log } from '../observability/log.ts';
+import { run, type Runner } from 'graphile-worker';
+import { sql } from 'kysely';
+import type { Storage } from '../storage/db.ts';
+import { dispatchLogger, dispatchSchema } from '../storage/dispatch.ts';
+import type { RunWorker } from './worker.ts';
+
+/**
+ * Dispatch on Postgres through graphile-worker. A trigger on `jobs` adds graphile job "advance run
+ * X" (keyed by the run, due at the job's `available_at`) in the same transaction that queues,
+ * wakes or lets go of a run; graphile-worker hands it out (SKIP LOCKED claims, LISTEN/NOTIFY
+ * wake-ups) and the worker then takes the run's own lease. The run tables stay the truth: a
+ * graphile job for a run another worker holds does nothing, and one lost to a worker that died is
+ * replaced when that worker's lease runs out (`sweep`), so nothing waits for graphile-worker's own
+ * four-hour lock timeout.
+ */
+
+export interface Dispatcher {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Frees runs whose worker died (their lease ran out) and re-sends due runs nobody took. */
+  sweep(): Promise<void>;
+  /** Whether graphile-worker is handing out runs (if it stopped, the engine finds them itself). */
+  running(): boolean;
+}
+
+export function pgDispatcher(
+  storage: Storage,
+  { concurrency, leaseMs, worker }: { concurrency: number; leaseMs: number; worker: RunWorker },
+): Dispatcher {
+  const { db } = storage;
+  const gw = dispatchSchema(storage.schema);
+  let runner: Runner | undefined;
+  let live = false;
+  return {
+    running: () => live,
+    async start() {
+      if (!storage.pool) throw new Error('graphile dispatch needs a Postgres pool');
+      runner = await run({
+        pgPool: storage.pool,
+        schema: gw,
+        concurrency,
+        noHandleSignals: true,
+        pollInterval: 2_000,
+        preset: {
+          worker: {
+            // Completions of jobs that end together are sent in one statement: a graphile job only
+            // says "look at run X", so one that runs again after a crash finds nothing to do. (Its
+            // local queue, which fetches jobs in batches, is left off: each worker would fetch on
+            // every new job, and it does not stop cleanly.)
+            completeJobBatchDelay: 0,
+          },
+        },
+        logger: dispatchLogger,
+        taskList: {
+          advance: async (payload) => {
+            const runId = (payload as { run_id?: unknown }).run_id;
+            if (typeof runId !== 'string') return;
+            const [claimed] = await worker.claimDue(1, runId);
+            if (claimed) await worker.work(claimed);
+          },
+        },
+      });
+      live = true;
+      const started = runner;
+      started.promise
+        .catch((error: unknown) =>
+          log.error({ err: error }, 'run dispatch stopped; this engine finds due runs itself'),
+        )
+        .finally(() => {
+          if (runner === started) live = false;
+        });
+    },
+    async stop() {
+      const stopping = runner;
+      runner = undefined;
+      live = false;
+      // A runner that already stopped on its own has nothing left to stop.
+      if (stopping) await stopping.stop().catch(() => {});
+    },
+    async sweep() {
+      const now = Date.now();
+      // Letting go of a dead worker's run makes the trigger add its job again.
+      await db
+        .updateTable('jobs')
+        .set({ locked_by: null, locked_until: null })
+        .where('locked_by', 'is not', null)
+        .where('locked_until', '<', now)
+        .execute();
+      // A due run nobody took for a while (its graphile job found it held, and the holder died) is
+      // sent again — only one with no graphile job still to run: a backlog waiting its turn is not
+      // sent again and again (each time rewriting every row of it, and holding it from workers).
+      const waiting = sql<boolean>`exists (select 1 from ${sql.id(gw, '_private_jobs')} as g
+        where g.key = jobs.run_id and g.is_available)`;
+      await db
+        .updateTable('jobs')
+        .set((eb) => ({ available_at: eb.ref('available_at') }))
+        .where('locked_by', 'is', null)
+        .where('available_at', '<', now - Math.max(2_000, leaseMs / 10))
+        .where((eb) => eb.not(waiting))
+        .execute();
+    },
+  };
+}

@@ -1,0 +1,118 @@
+import { log, withLogContext } from '../observability/log.ts';
+import type { ExpressionBuilder, Kysely } from 'kysely';
+import type { Dialect } from '../storage/db.ts';
+import type { Database } from '../storage/schema.ts';
+import type { Advancer, Claim } from './advance.ts';
+import { LeaseLost } from './run-state.ts';
+
+/** A run a worker took: its claim, and how many workers before it died running its steps. */
+export interface Claimed extends Claim {
+  crashes: number;
+}
+
+export interface WorkerOptions {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  workerId: string;
+  leaseMs: number;
+  /** Deaths in a row while holding a run before it fails as crashed repeatedly. */
+  crashes: number;
+  advancer: Advancer;
+}
+
+/**
+ * Taking runs and working on them: the lease on a run's `jobs` row (claimed with a compare-and-set,
+ * renewed while the worker works), the crash counter, and letting go. Both dispatchers (the
+ * in-process one on SQLite, graphile-worker on Postgres) hand their runs to `work`.
+ */
+export function runWorker({ db, dialect, workerId, leaseMs, crashes: maxCrashes, advancer }: WorkerOptions) {
+  /** Runs this worker is advancing now. */
+  const working = new Set<string>();
+
+  /**
+   * Claims due runs (at most `limit`) in one statement, counting the claim: a step that ends sets
+   * the count back to zero, so a run claimed three times in a row without a step ending had three
+   * workers die running it. On Postgres, rows other workers are claiming are skipped.
+   */
+  async function claimDue(limit: number, only?: string): Promise<Claimed[]> {
+    const now = Date.now();
+    // A run this worker is still working on is never taken again by it, even if a busy machine
+    // let its lease run out: two advances of one run in one process would both hold the lease.
+    const mine = [...working];
+    const free = (eb: ExpressionBuilder<Database, 'jobs'>) =>
+      eb.and([
+        eb('available_at', '<=', now),
+        eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]),
+        ...(only ? [eb('run_id', '=', only)] : []),
+        ...(mine.length > 0 ? [eb('run_id', 'not in', mine)] : []),
+      ]);
+    const claimed = await db
+      .updateTable('jobs')
+      .set((eb) => ({ locked_by: workerId, locked_until: now + leaseMs, claims: eb('claims', '+', 1) }))
+      .where('run_id', 'in', (eb) => {
+        const due = eb.selectFrom('jobs').select('run_id').where(free).orderBy('available_at').limit(limit);
+        return dialect === 'postgres' ? due.forUpdate().skipLocked() : due;
+      })
+      .where(free)
+      .returning(['run_id', 'claims', 'available_at'])
+      .execute();
+    return claimed.map((r) => ({ runId: r.run_id, availableAt: r.available_at, crashes: r.claims - 1 }));
+  }
+
+  /** Works on a claimed run, renewing its lease meanwhile. */
+  async function work(claimed: Claimed): Promise<void> {
+    working.add(claimed.runId);
+    const heartbeat = setInterval(
+      () => {
+        void db
+          .updateTable('jobs')
+          .set({ locked_until: Date.now() + leaseMs })
+          .where('run_id', '=', claimed.runId)
+          .where('locked_by', '=', workerId)
+          .execute()
+          .catch(() => {});
+      },
+      Math.max(250, Math.floor(leaseMs / 3)),
+    );
+    try {
+      await withLogContext({ run: claimed.runId }, () =>
+        claimed.crashes >= maxCrashes
+          ? advancer.failCrashed(claimed.runId, claimed.crashes)
+          : advancer.advance(claimed),
+      );
+    } catch (error) {
+      if (error instanceof LeaseLost) return;
+      log.error({ err: error }, 'the run could not advance; it is retried in 5 s');
+      await advancer.release(claimed, Date.now() + 5_000).catch(() => {});
+    } finally {
+      working.delete(claimed.runId);
+      clearInterval(heartbeat);
+    }
+  }
+
+  /** Takes a run now, whatever its job says, and advances it (tests and tools use it). */
+  async function advanceNow(runId: string): Promise<void> {
+    const now = Date.now();
+    await db
+      .insertInto('jobs')
+      .values({
+        run_id: runId,
+        available_at: now,
+        locked_by: workerId,
+        locked_until: now + leaseMs,
+        created_at: now,
+        claims: 0,
+      })
+      .onConflict((oc) =>
+        oc
+          .column('run_id')
+          .doUpdateSet({ available_at: now, locked_by: workerId, locked_until: now + leaseMs }),
+      )
+      .execute();
+    await work({ runId, availableAt: now, crashes: 0 });
+  }
+
+  return { claimDue, work, advanceNow };
+}
+
+export type RunWorker = ReturnType<typeof runWorker>;
