@@ -53,6 +53,16 @@ const documentRow = z.object({
   characters: z.number().optional(),
 });
 
+/** The caps on one http.get or http.post call (the engine's http-fetch.ts applies them). */
+export const HTTP_CAPS = { bodyBytes: 1_000_000, seconds: 15, redirects: 5 } as const;
+
+const HTTP_RULES =
+  'Inside addresses (loopback, private, link-local, cloud metadata, multicast, broadcast, ' +
+  'unspecified) are refused, checked after DNS resolution and again on each redirect ' +
+  `(at most ${HTTP_CAPS.redirects} are followed), unless the host is listed in TANDEM_HTTP_ALLOW. ` +
+  `The response body may be at most ${HTTP_CAPS.bodyBytes.toLocaleString('en-US')} bytes and the ` +
+  `call may take at most ${HTTP_CAPS.seconds} s.`;
+
 export const BUILTIN_PLUGINS: ConnectorPlugin[] = [
   {
     namespace: 'documents',
@@ -201,7 +211,7 @@ export const BUILTIN_PLUGINS: ConnectorPlugin[] = [
         'http',
         'get',
         'read',
-        'GET a URL on an allow-listed host (TANDEM_HTTP_ALLOW).',
+        `GET an http or https URL. ${HTTP_RULES}`,
         z.strictObject({
           url: z.url(),
           headers: z.record(z.string(), z.string()).optional(),
@@ -218,7 +228,7 @@ export const BUILTIN_PLUGINS: ConnectorPlugin[] = [
         'http',
         'post',
         'write',
-        'POST to a URL on an allow-listed host. Sent at most once: after a crash during the call the step fails with outcome unknown.',
+        `POST to an http or https URL. ${HTTP_RULES} Sent at most once: after a crash during the call the step fails with outcome unknown.`,
         z.strictObject({
           url: z.url(),
           json: z.unknown().optional(),
@@ -296,6 +306,19 @@ export const CONNECTOR_PLUGINS: ConnectorPlugin[] = [
         z.strictObject({ repo, number: z.number().int().min(1), body: z.string().min(1).max(65_536) }),
         z.object({ comment_id: z.number(), url: z.string() }),
       ),
+      capability(
+        'github',
+        'get_file',
+        'read',
+        'Read a text file of a repository, up to 1 MB, at the default branch or at ref.',
+        z.strictObject({
+          repo,
+          path: z.string().min(1).max(1024).describe('The file’s path in the repository: docs/README.md'),
+          ref: z.string().min(1).max(256).optional().describe('A branch, tag or commit SHA.'),
+        }),
+        z.object({ path: z.string(), sha: z.string(), size: z.number(), text: z.string(), url: z.string() }),
+        { large: true },
+      ),
     ],
   },
   {
@@ -324,6 +347,19 @@ export const CONNECTOR_PLUGINS: ConnectorPlugin[] = [
         }),
         z.object({ ts: z.string(), channel: z.string() }),
       ),
+      capability(
+        'slack',
+        'post_to_thread',
+        'write',
+        'Reply in a message’s thread (broadcast also shows the reply in the channel).',
+        z.strictObject({
+          channel: z.string().min(1).describe('The channel id of the message.'),
+          thread_ts: z.string().regex(/^\d+\.\d+$/, 'must be a message ts such as 1700000000.000100'),
+          text: z.string().min(1).max(40_000),
+          broadcast: z.boolean().optional(),
+        }),
+        z.object({ ts: z.string(), channel: z.string(), thread_ts: z.string() }),
+      ),
     ],
   },
   {
@@ -335,21 +371,9 @@ export const CONNECTOR_PLUGINS: ConnectorPlugin[] = [
     capabilities: [
       capability(
         'email',
-        'search',
-        'read',
-        'Search the mailbox.',
-        z.strictObject({ query: z.string().min(1), limit: z.number().int().min(1).max(100).optional() }),
-        z.object({
-          messages: z.array(
-            z.object({ id: z.string(), from: z.string(), subject: z.string(), snippet: z.string() }),
-          ),
-        }),
-      ),
-      capability(
-        'email',
         'send',
         'write',
-        'Send an e-mail.',
+        'Send a plain-text e-mail from the connection’s address (over its SMTP server).',
         z.strictObject({
           to: z.array(z.email()).min(1).max(50),
           subject: z.string().min(1).max(998),
@@ -442,6 +466,11 @@ export interface CatalogueOptions {
   plugins?: ConnectorPlugin[];
 }
 
+/** The connector plugin a provider's connection gives (`gmail` gives `email`). */
+export function pluginOfProvider(plugins: ConnectorPlugin[], provider: string): ConnectorPlugin | undefined {
+  return plugins.find((p) => !p.builtin && (p.providers.includes(provider) || p.namespace === provider));
+}
+
 export function allPlugins(options: CatalogueOptions = {}): ConnectorPlugin[] {
   return [...BUILTIN_PLUGINS, ...CONNECTOR_PLUGINS, ...(options.plugins ?? [])];
 }
@@ -464,8 +493,7 @@ export async function loadCatalogue(
     .orderBy('provider')
     .orderBy('created_at')
     .execute();
-  const pluginFor = (provider: string) =>
-    plugins.find((p) => !p.builtin && (p.providers.includes(provider) || p.namespace === provider));
+  const pluginFor = (provider: string) => pluginOfProvider(plugins, provider);
   const connectors: ConnectorEntry[] = rows.map((row) => {
     const personal = row.personal === 1;
     return {

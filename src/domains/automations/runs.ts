@@ -8,7 +8,7 @@ type AutomationRow = Selectable<AutomationTable>;
 export const TERMINAL_RUN = new Set(['succeeded', 'failed', 'cancelled']);
 export const RUNS_SHOWN = 20;
 
-export type RunCause = 'schedule' | 'event' | 'manual' | 'dry_run' | 'subflow';
+export type RunCause = 'schedule' | 'event' | 'manual' | 'dry_run' | 'subflow' | 'retry' | 'replay';
 
 export interface QueueRunInput {
   automation: AutomationRow;
@@ -17,50 +17,103 @@ export interface QueueRunInput {
   dryRun: boolean;
   payload: unknown;
   requestedBy?: string | undefined;
-  parent?: { runId: string; nodeKey: string } | undefined;
+  parent?: { runId: string; nodeKey: string; rootRunId: string; subflowDepth: number } | undefined;
+  /** Event hops that led here (a run's own writes cause events one level deeper). */
+  eventDepth?: number | undefined;
+  /** The run a retry or replay repeats. */
+  rerunOf?: string | undefined;
 }
 
 /** Stores a queued run and the job that will start it, in the caller's transaction. */
 export async function queueRun(trx: Db, input: QueueRunInput): Promise<string> {
+  const [id] = await queueRuns(trx, [input]);
+  return id as string;
+}
+
+/** Stores many queued runs and their jobs in two statements (the scheduler queues them in batches). */
+export async function queueRuns(trx: Db, inputs: QueueRunInput[]): Promise<string[]> {
+  if (inputs.length === 0) return [];
   const now = Date.now();
-  const id = newId('run');
-  await trx
-    .insertInto('runs')
-    .values({
-      id,
-      workspace_id: input.automation.workspace_id,
-      automation_id: input.automation.id,
-      flow_version_id: input.versionId,
-      parent_run_id: input.parent?.runId ?? null,
-      parent_node_key: input.parent?.nodeKey ?? null,
-      cause: input.cause,
-      dry_run: input.dryRun ? 1 : 0,
-      status: 'queued',
-      acting_id: input.automation.acting_id,
-      requested_by: input.requestedBy ?? null,
-      error: null,
-      queued_at: now,
-      started_at: null,
-      finished_at: null,
-      updated_at: now,
-      trigger_json: JSON.stringify(input.payload ?? {}),
-      output_json: null,
-    })
-    .execute();
-  await trx
-    .insertInto('jobs')
-    .values({ run_id: id, available_at: now, locked_by: null, locked_until: null, created_at: now })
-    .execute();
-  return id;
+  const runs = inputs.map((input) => ({
+    id: newId('run'),
+    workspace_id: input.automation.workspace_id,
+    automation_id: input.automation.id,
+    flow_version_id: input.versionId,
+    parent_run_id: input.parent?.runId ?? null,
+    parent_node_key: input.parent?.nodeKey ?? null,
+    cause: input.cause,
+    dry_run: input.dryRun ? 1 : 0,
+    status: 'queued',
+    acting_id: input.automation.acting_id,
+    requested_by: input.requestedBy ?? null,
+    error: null,
+    queued_at: now,
+    started_at: null,
+    finished_at: null,
+    updated_at: now,
+    trigger_json: JSON.stringify(input.payload ?? {}),
+    output_json: null,
+    event_depth: input.eventDepth ?? 0,
+    subflow_depth: input.parent?.subflowDepth ?? 0,
+    root_run_id: input.parent?.rootRunId ?? null,
+    rerun_of: input.rerunOf ?? null,
+  }));
+  for (let i = 0; i < runs.length; i += 200)
+    await trx
+      .insertInto('runs')
+      .values(runs.slice(i, i + 200))
+      .execute();
+  const jobs = runs.map((r) => ({
+    run_id: r.id,
+    available_at: now,
+    locked_by: null,
+    locked_until: null,
+    created_at: now,
+    claims: 0,
+  }));
+  for (let i = 0; i < jobs.length; i += 500)
+    await trx
+      .insertInto('jobs')
+      .values(jobs.slice(i, i + 500))
+      .execute();
+  return runs.map((r) => r.id);
 }
 
 /** Makes a run's job due at `at` (creating the job when the run has none). */
 export async function wake(trx: Db, runId: string, at = Date.now()): Promise<void> {
   await trx
     .insertInto('jobs')
-    .values({ run_id: runId, available_at: at, locked_by: null, locked_until: null, created_at: Date.now() })
+    .values({
+      run_id: runId,
+      available_at: at,
+      locked_by: null,
+      locked_until: null,
+      created_at: Date.now(),
+      claims: 0,
+    })
     .onConflict((oc) => oc.column('run_id').doUpdateSet({ available_at: at }))
     .execute();
+}
+
+/** Ends an automation's unfinished dry runs (pausing it does): they never start or go on again. */
+export async function cancelDryRuns(trx: Db, automationId: string, why: string): Promise<void> {
+  const now = Date.now();
+  const active = await trx
+    .selectFrom('runs')
+    .select('id')
+    .where('automation_id', '=', automationId)
+    .where('dry_run', '=', 1)
+    .where('status', 'not in', [...TERMINAL_RUN])
+    .execute();
+  if (active.length === 0) return;
+  const ids = active.map((r) => r.id);
+  await trx
+    .updateTable('runs')
+    .set({ status: 'cancelled', error: why, finished_at: now, updated_at: now })
+    .where('id', 'in', ids)
+    .where('status', 'not in', [...TERMINAL_RUN])
+    .execute();
+  await trx.deleteFrom('jobs').where('run_id', 'in', ids).execute();
 }
 
 /** A stored time (ms since the epoch) as automations show it: an ISO-8601 instant in UTC. */
@@ -103,8 +156,16 @@ export async function latestRuns(db: Db, automationId: string) {
   return { runs: rows.slice(0, RUNS_SHOWN).map(summary), runs_truncated: rows.length > RUNS_SHOWN };
 }
 
-/** One run of this automation with its nodes and output; null for any other id. */
-export async function runDetail(db: Db, automationId: string, runId: string) {
+/**
+ * One run of this automation with its nodes and output; null for any other id. `full` adds each
+ * node's timing and output (the automation page shows them; read_automation stays small).
+ */
+export async function runDetail(
+  db: Db,
+  automationId: string,
+  runId: string,
+  options: { full?: boolean } = {},
+) {
   const run = await db
     .selectFrom('runs')
     .selectAll()
@@ -115,6 +176,7 @@ export async function runDetail(db: Db, automationId: string, runId: string) {
   const nodes = await db
     .selectFrom('run_nodes')
     .select(['node_key', 'status', 'attempt', 'error', 'started_at', 'finished_at'])
+    .$if(options.full === true, (q) => q.select(['output_json', 'error_code', 'input_json']))
     .where('run_id', '=', run.id)
     .execute();
   // In the order they ran; skipped nodes, which never started, by when they were skipped.
@@ -128,11 +190,23 @@ export async function runDetail(db: Db, automationId: string, runId: string) {
       status: n.status,
       attempt: n.attempt,
       ...(n.error && n.status !== 'succeeded' ? { error: n.error } : {}),
+      ...(options.full
+        ? {
+            ...(n.error_code ? { error_code: n.error_code } : {}),
+            ...(n.started_at !== null ? { started_at: iso(n.started_at) } : {}),
+            ...(n.finished_at !== null ? { finished_at: iso(n.finished_at) } : {}),
+            ...(n.input_json ? { input: JSON.parse(n.input_json) as unknown } : {}),
+            ...(n.output_json ? { output: JSON.parse(n.output_json) as unknown } : {}),
+          }
+        : {}),
     })),
     ...(run.output_json !== null ? { output: JSON.parse(run.output_json) as unknown } : {}),
+    ...(options.full
+      ? {
+          trigger_payload: JSON.parse(run.trigger_json) as unknown,
+          flow_version_id: run.flow_version_id,
+          ...(run.rerun_of ? { rerun_of: run.rerun_of } : {}),
+        }
+      : {}),
   };
-}
-
-export function newApprovalId(): string {
-  return newId('apr');
 }

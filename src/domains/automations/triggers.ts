@@ -155,3 +155,26 @@ export function nextFireAt(t: Trigger, after: Date): Date | null {
   }
   return cron.nextRun(after);
 }
+
+/** A short line saying when an automation runs. */
+export function triggerText(trigger: Trigger): string {
+  const t = trigger as ScheduleFields | Exclude<Trigger, { kind: 'schedule' }>;
+  if (t.kind === 'schedule') {
+    const time = `${String(t.hour ?? 0).padStart(2, '0')}:${String(t.minute ?? 0).padStart(2, '0')}`;
+    const day = ['', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'][
+      t.weekday ?? 1
+    ];
+    const when =
+      t.frequency === 'hourly'
+        ? `hourly at minute ${t.minute ?? 0}`
+        : t.frequency === 'daily'
+          ? `daily at ${time}`
+          : t.frequency === 'weekdays'
+            ? `on weekdays at ${time}`
+            : `every ${day} at ${time}`;
+    return `${when} (${t.timezone})`;
+  }
+  if (t.kind === 'connector_event') return `on ${t.provider} ${t.event}`;
+  const actions = t.actions?.length ? ` (${t.actions.join(', ')})` : '';
+  return `on GitHub ${t.event}${actions} in ${t.repo}`;
+}

@@ -582,7 +582,18 @@ describe('validatePlan: capability/unknown', () => {
 describe('validatePlan: capability/not-connected', () => {
   it('refuses a capability of a connector not connected for me', () => {
     const errors = errorsOf(
-      planOf([{ kind: 'capability', id: 's', capability: 'email.search', input: { query: lit('invoice') } }]),
+      planOf(
+        [
+          {
+            kind: 'capability',
+            id: 's',
+            capability: 'email.send',
+            input: { to: lit(['ada@acme.test']), subject: lit('Invoice'), body: lit('Attached.') },
+          },
+          approval('ok'),
+        ],
+        [e('ok', 's')],
+      ),
     );
     assert.deepEqual(rules(errors), ['capability/not-connected']);
     expectError(errors, {
@@ -595,7 +606,7 @@ describe('validatePlan: capability/not-connected', () => {
 
   it('refuses an agent tool of a connector not connected for me', () => {
     const errors = errorsOf(
-      planOf([{ kind: 'agent', id: 'ag', instructions: lit('Find mail'), tools: ['email.search'] }]),
+      planOf([{ kind: 'agent', id: 'ag', instructions: lit('Mail the summary'), tools: ['email.send'] }]),
     );
     expectError(errors, {
       rule: 'capability/not-connected',
@@ -1107,17 +1118,6 @@ describe('validatePlan: subflow/unknown', () => {
     });
   });
 
-  it('refuses an automation running itself, and says what to do instead', () => {
-    const errors = errorsOf(planOf([{ kind: 'subflow', id: 'sf', automation_id: 'auto_self' }]));
-    assert.deepEqual(rules(errors), ['subflow/unknown']);
-    expectError(errors, {
-      rule: 'subflow/unknown',
-      path: ['nodes', 0, 'automation_id'],
-      node_id: 'sf',
-      says: /cannot run itself.*(name another automation|remove)/,
-    });
-  });
-
   it('checks subflows inside map bodies', () => {
     const errors = errorsOf(
       planOf([mapOver('m', [{ kind: 'subflow', id: 'sf', automation_id: 'auto_missing' }], 'sf')]),
@@ -1128,6 +1128,133 @@ describe('validatePlan: subflow/unknown', () => {
       node_id: 'sf',
       says: /publish it first/,
     });
+  });
+});
+
+describe('validatePlan: subflow/forbidden', () => {
+  const withTargets = (targets: [string, SubflowTarget][]): ValidationContext => ({
+    ...ctx,
+    subflows: new Map([...SUBFLOWS, ...targets]),
+  });
+
+  it('refuses an automation the acting person may open but not run, naming who may run it', () => {
+    const context = withTargets([['auto_admins', { writes: false, onlyRunBy: 'workspace admins' }]]);
+    const errors = errorsOf(
+      planOf([mapOver('m', [{ kind: 'subflow', id: 'sf', automation_id: 'auto_admins' }], 'sf')]),
+      context,
+    );
+    assert.deepEqual(rules(errors), ['subflow/forbidden']);
+    expectError(errors, {
+      rule: 'subflow/forbidden',
+      path: ['nodes', 0, 'body', 'nodes', 0, 'automation_id'],
+      node_id: 'sf',
+      says: /auto_admins can be run only by workspace admins.*use an automation you can run/,
+    });
+  });
+
+  it('accepts an automation the acting person may run', () => {
+    validOk(planOf([{ kind: 'subflow', id: 'sf', automation_id: 'auto_reader' }]));
+  });
+});
+
+describe('validatePlan: subflow/cycle', () => {
+  const graph = (calls: Record<string, string[]>, complete = true): ValidationContext => ({
+    ...ctx,
+    subflowGraph: { calls: new Map(Object.entries(calls)), complete },
+  });
+  const callsReader = planOf([{ kind: 'subflow', id: 'sf', automation_id: 'auto_reader' }]);
+
+  it('refuses an automation running itself, and says what to do instead', () => {
+    const errors = errorsOf(planOf([{ kind: 'subflow', id: 'sf', automation_id: 'auto_self' }]));
+    assert.deepEqual(rules(errors), ['subflow/cycle']);
+    expectError(errors, {
+      rule: 'subflow/cycle',
+      path: ['nodes', 0, 'automation_id'],
+      node_id: 'sf',
+      says: /cannot run itself.*name another automation/,
+    });
+  });
+
+  it('refuses a subflow whose live version runs this automation back, naming the chain', () => {
+    const errors = errorsOf(callsReader, graph({ auto_reader: ['auto_self'] }));
+    assert.deepEqual(rules(errors), ['subflow/cycle']);
+    expectError(errors, {
+      rule: 'subflow/cycle',
+      path: ['nodes', 0, 'automation_id'],
+      node_id: 'sf',
+      says: /auto_reader runs this automation again .*\(auto_reader → this automation\).*remove the subflow node that runs this automation from auto_reader/,
+    });
+  });
+
+  it('follows the chain through other automations, also from a map body', () => {
+    const errors = errorsOf(
+      planOf([mapOver('m', [{ kind: 'subflow', id: 'sf', automation_id: 'auto_reader' }], 'sf')]),
+      graph({ auto_reader: ['auto_b'], auto_b: ['auto_c', 'auto_reader'], auto_c: ['auto_self'] }),
+    );
+    expectError(errors, {
+      rule: 'subflow/cycle',
+      path: ['nodes', 0, 'body', 'nodes', 0, 'automation_id'],
+      node_id: 'sf',
+      says: /\(auto_reader → auto_b → auto_c → this automation\).*from auto_c/,
+    });
+  });
+
+  it('accepts a chain that ends, or loops among others without coming back', () => {
+    validOk(callsReader, graph({ auto_reader: ['auto_b'], auto_b: ['auto_c'], auto_c: ['auto_b'] }));
+  });
+
+  it('cannot close a cycle in a new automation, which nothing runs yet', () => {
+    validOk(callsReader, { ...graph({ auto_reader: ['auto_self'] }), automationId: undefined });
+  });
+
+  it('refuses a chain too long to check to the end', () => {
+    const errors = errorsOf(callsReader, graph({ auto_reader: ['auto_b'] }, false));
+    expectError(errors, {
+      rule: 'subflow/cycle',
+      path: ['nodes', 0, 'automation_id'],
+      node_id: 'sf',
+      says: /more than 200 automations .*name an automation that runs fewer others/,
+    });
+  });
+});
+
+describe('validatePlan: approval/unknown-approver', () => {
+  const people: ValidationContext = { ...ctx, people: new Set(['lead@example.com']) };
+  const approveBy = (id: string, approvers: unknown) => ({
+    kind: 'approval',
+    id,
+    message: lit('Go ahead?'),
+    approvers,
+  });
+
+  it('refuses each named approver who is not a person of the workspace, also in a map body', () => {
+    const errors = errorsOf(
+      planOf([
+        approveBy('ok', ['lead@example.com', 'stranger@example.org']),
+        mapOver('m', [approveBy('inner', ['ghost@example.com'])], 'inner'),
+      ]),
+      people,
+    );
+    assert.deepEqual(rules(errors), ['approval/unknown-approver']);
+    expectError(errors, {
+      rule: 'approval/unknown-approver',
+      path: ['nodes', 0, 'approvers', 1],
+      node_id: 'ok',
+      says: /stranger@example.org is not a person of this workspace.*"creator" or "admins"/,
+    });
+    expectError(errors, {
+      rule: 'approval/unknown-approver',
+      path: ['nodes', 1, 'body', 'nodes', 0, 'approvers', 0],
+      node_id: 'inner',
+      says: /ghost@example.com/,
+    });
+  });
+
+  it('accepts people of the workspace whatever the case of their address, creator and admins', () => {
+    validOk(
+      planOf([approveBy('a', ['Lead@Example.com']), approveBy('b', 'admins'), approveBy('c', 'creator')]),
+      people,
+    );
   });
 });
 
@@ -1165,7 +1292,12 @@ describe('validatePlan: all errors at once', () => {
       notify('dup'),
       notify('dup'),
       { kind: 'capability', id: 'unknown_cap', capability: 'jira.create_ticket' },
-      { kind: 'capability', id: 'mail', capability: 'email.search', input: { query: lit('x') } },
+      {
+        kind: 'capability',
+        id: 'mail',
+        capability: 'email.send',
+        input: { to: lit(['a@b.test']), subject: lit('x'), body: lit('x') },
+      },
       readDoc('wrong_input', lit(7)),
       notify('dangling', ref('ghost', '')),
       notify('sideways', ref('dangling', '')),

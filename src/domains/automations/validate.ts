@@ -17,6 +17,9 @@ import {
   type PlanNode,
   type WriteApproval,
 } from './plan.ts';
+import { subflowProblems, type SubflowGraph, type SubflowTarget } from './subflows.ts';
+
+export type { SubflowTarget } from './subflows.ts';
 
 export type Rule =
   | 'shape'
@@ -33,6 +36,9 @@ export type Rule =
   | 'write/needs-approval'
   | 'write/approval-with-automatic'
   | 'subflow/unknown'
+  | 'subflow/forbidden'
+  | 'subflow/cycle'
+  | 'approval/unknown-approver'
   | 'map/result'
   | 'scope/personal-connector';
 
@@ -43,18 +49,20 @@ export interface PlanError {
   message: string;
 }
 
-export interface SubflowTarget {
-  /** Whether its live version writes (then the subflow node needs an approval before it). */
-  writes: boolean;
-}
-
 export interface ValidationContext {
   catalogue: Catalogue;
   writeApproval: WriteApproval;
-  /** Automations a subflow node may run, by id: those the drafter can open that have a live version. */
+  /** Automations a subflow node may name, by id: those the drafter can open that have a live version. */
   subflows: ReadonlyMap<string, SubflowTarget>;
-  /** The automation this plan is a version of, which may not run itself. */
+  /** The automation this plan is a version of, which may not run itself, directly or through others. */
   automationId?: string | undefined;
+  /** The subflow calls beyond the plan's own, through live versions, to find a cycle back to automationId. */
+  subflowGraph?: SubflowGraph | undefined;
+  /**
+   * The lower-case e-mail addresses, among those the plan names as approvers, of the workspace's
+   * people; when given, every named approver must be one of them.
+   */
+  people?: ReadonlySet<string> | undefined;
 }
 
 export type ValidationResult = { ok: true; plan: FlowPlan } | { ok: false; errors: PlanError[] };
@@ -94,6 +102,22 @@ export function subflowTargets(raw: unknown): string[] {
     for (const n of nodes) {
       if (!isObject(n)) continue;
       if (n.kind === 'subflow' && typeof n.automation_id === 'string') found.push(n.automation_id);
+      if (n.kind === 'map' && isObject(n.body)) walk(n.body.nodes);
+    }
+  };
+  if (isObject(raw)) walk(raw.nodes);
+  return [...new Set(found)];
+}
+
+/** The e-mail addresses approval nodes name as approvers, so the caller can look them up before validating. */
+export function approverEmails(raw: unknown): string[] {
+  const found: string[] = [];
+  const walk = (nodes: unknown) => {
+    if (!Array.isArray(nodes)) return;
+    for (const n of nodes) {
+      if (!isObject(n)) continue;
+      if (n.kind === 'approval' && Array.isArray(n.approvers))
+        for (const a of n.approvers) if (typeof a === 'string') found.push(a.toLowerCase());
       if (n.kind === 'map' && isObject(n.body)) walk(n.body.nodes);
     }
   };
@@ -547,22 +571,24 @@ export function validatePlan(raw: unknown, ctx: ValidationContext): ValidationRe
         }
       });
     } else if (n.kind === 'subflow') {
-      if (n.automation_id === ctx.automationId) {
+      checkSubflow(gn, n.automation_id);
+    } else if (n.kind === 'approval' && Array.isArray(n.approvers) && ctx.people) {
+      const people = ctx.people;
+      n.approvers.forEach((email, i) => {
+        if (people.has(email.toLowerCase())) return;
         add(
-          'subflow/unknown',
-          [...gn.path, 'automation_id'],
-          'an automation cannot run itself as a subflow; repeat work inside it with a map node, or name another automation',
+          'approval/unknown-approver',
+          [...gn.path, 'approvers', i],
+          `approver ${email} is not a person of this workspace, so nobody could ever decide the approval; name people of the workspace by their e-mail address, or use "creator" or "admins"`,
           gn.id,
         );
-      } else if (!ctx.subflows.has(n.automation_id)) {
-        add(
-          'subflow/unknown',
-          [...gn.path, 'automation_id'],
-          `automation ${n.automation_id} is not one you can open with a live version; publish it first or use another automation_id`,
-          gn.id,
-        );
-      }
+      });
     }
+  }
+
+  function checkSubflow(gn: GraphNode, id: string) {
+    for (const problem of subflowProblems(id, ctx))
+      add(problem.rule, [...gn.path, 'automation_id'], problem.message, gn.id);
   }
 
   function checkInput(gn: GraphNode, input: Record<string, Binding>, schema: z.ZodObject) {

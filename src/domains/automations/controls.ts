@@ -1,0 +1,122 @@
+import { DomainError, invalid } from '../../errors.ts';
+import { automationFor, requireControl } from '../policies/index.ts';
+import type { Actor } from '../workspace/actor.ts';
+import { personName } from '../workspace/artifacts.ts';
+import { optionalBoolean } from './args.ts';
+import type { AutomationsContext } from './context.ts';
+import { deliverEvent, duplicateDelivery, recordEvent, type IncomingEvent } from './events.ts';
+import type { Trigger } from './plan.ts';
+import { cancelDryRuns, queueRun, wake } from './runs.ts';
+import { postToSession } from './session.ts';
+import { nextFireAt } from './triggers.ts';
+
+/** What starts, stops and goes on: events in, runs now, pausing and resuming. Each tells the engine. */
+export function automationControls(ctx: AutomationsContext) {
+  const { db, urlOf, queued } = ctx;
+
+  return {
+    /** Starts the automations of a workspace that an event matches; returns the runs queued. */
+    async receiveEvent(workspaceId: string, event: IncomingEvent): Promise<string[]> {
+      // Stored first, then delivered here at once; an engine delivers it if this process stops between.
+      const id = await recordEvent(db, { ...event, workspaceId });
+      if (id === null) throw duplicateDelivery();
+      const started = await deliverEvent(db, id);
+      if (started.length) queued();
+      return started;
+    },
+
+    /** Called after a transaction that queued or woke runs committed (the engine listens). */
+    onQueued(listener: () => void): () => void {
+      return ctx.onQueued(listener);
+    },
+
+    async run(actor: Actor, args: { automation_id?: unknown; dry_run?: unknown }) {
+      if (args.automation_id === undefined) throw invalid('automation_id is required for run');
+      const dryRun = optionalBoolean(args.dry_run, 'dry_run') ?? false;
+      const outcome = await db.transaction().execute(async (trx) => {
+        const access = await automationFor(trx, actor, args.automation_id);
+        requireControl(access);
+        const row = access.row;
+        if (!dryRun && row.enabled !== 1)
+          throw new DomainError('paused', 'Enable the automation before running it');
+        const runId = await queueRun(trx, {
+          automation: row,
+          versionId: row.live_version_id,
+          cause: dryRun ? 'dry_run' : 'manual',
+          dryRun,
+          payload: { manual: true, by: await personName(trx, actor.personId) },
+          requestedBy: actor.personId,
+        });
+        return { row, runId };
+      });
+      queued();
+      return {
+        action: 'run' as const,
+        automation_id: outcome.row.id,
+        dry_run: dryRun,
+        run_id: outcome.runId,
+        session_id: outcome.row.session_id,
+        url: urlOf(outcome.row.id),
+      };
+    },
+
+    async setEnabled(actor: Actor, args: { automation_id?: unknown; enabled?: unknown }) {
+      if (args.automation_id === undefined) throw invalid('automation_id is required for set_enabled');
+      if (typeof args.enabled !== 'boolean')
+        throw invalid('enabled is required for set_enabled: true or false');
+      const enabled = args.enabled;
+      const outcome = await db.transaction().execute(async (trx) => {
+        const access = await automationFor(trx, actor, args.automation_id);
+        requireControl(access);
+        const row = access.row;
+        const trigger = JSON.parse(row.trigger_json) as Trigger;
+        const wasEnabled = row.enabled === 1;
+        // Enabling again keeps a still-valid next fire time; pausing clears it.
+        const next = enabled
+          ? wasEnabled && row.next_fire_at !== null
+            ? new Date(row.next_fire_at)
+            : nextFireAt(trigger, new Date())
+          : null;
+        if (wasEnabled !== enabled || (next?.getTime() ?? null) !== row.next_fire_at) {
+          await trx
+            .updateTable('automations')
+            .set({ enabled: enabled ? 1 : 0, next_fire_at: next?.getTime() ?? null, updated_at: Date.now() })
+            .where('id', '=', row.id)
+            .execute();
+        }
+        if (enabled && !wasEnabled) {
+          // Runs held by the pause (queued, or stopped before a write) go on.
+          const held = await trx
+            .selectFrom('runs')
+            .select('id')
+            .where('automation_id', '=', row.id)
+            .where('status', 'in', ['queued', 'running', 'waiting'])
+            .execute();
+          for (const r of held) await wake(trx, r.id);
+        }
+        // Pausing stops everything: real runs hold at their next step; dry runs end here.
+        if (!enabled) await cancelDryRuns(trx, row.id, 'cancelled: the automation was paused');
+        if (wasEnabled !== enabled) {
+          const actorName = await personName(trx, actor.personId);
+          await postToSession(
+            trx,
+            row.session_id,
+            actor.personId,
+            `${actorName} ${enabled ? 'enabled' : 'paused'} this automation.`,
+          );
+        }
+        return { row, next };
+      });
+      if (enabled) queued();
+      return {
+        action: 'set_enabled' as const,
+        automation_id: outcome.row.id,
+        name: outcome.row.name,
+        enabled,
+        ...(outcome.next ? { next_fire_at: outcome.next.toISOString() } : {}),
+        session_id: outcome.row.session_id,
+        url: urlOf(outcome.row.id),
+      };
+    },
+  };
+}

@@ -1,0 +1,227 @@
+import type { Selectable } from 'kysely';
+import { DomainError, invalid } from '../../errors.ts';
+import { newId } from '../../ids.ts';
+import type { FlowTable } from '../../storage/schema.ts';
+import type { Deps, WriteOptions } from '../deps.ts';
+import { automationFor, requireControl, type AutomationAccess } from '../policies/index.ts';
+import type { Db } from '../workspace/access.ts';
+import { actedBy, type Actor } from '../workspace/actor.ts';
+import { failedPlan, storedSummary, validateFor, type StoredSummary } from './checks.ts';
+import type { AutomationsContext } from './context.ts';
+import type { WriteApproval } from './plan.ts';
+
+/*
+ * Draft versions: storing one (`draftVersion`), the person's unpublished drafts (`draftsService`)
+ * and where a draft may be published (`checkDraftTarget`). Every version starts as a draft.
+ */
+
+/** Where the app opens a draft to review it, set its trigger and publish it. */
+export function draftUrl(publicUrl: string, flowVersionId: string): string {
+  return `${publicUrl.replace(/\/$/, '')}/automations/drafts/${flowVersionId}`;
+}
+
+/**
+ * Drafts that were never published (their flow has no automation yet) belong to the person who
+ * drafted them: only they see them listed or can open one. Published automations are read with
+ * read_automation instead.
+ */
+export function draftsService(deps: Deps, options: { publicUrl?: string | undefined } = {}) {
+  const { db } = deps;
+  const publicUrl = options.publicUrl ?? 'http://127.0.0.1:8787';
+
+  const shape = (r: {
+    id: string;
+    flow_id: string;
+    version: number;
+    ask: string;
+    write_approval: string;
+    created_at: number;
+    summary_json: string;
+  }) => {
+    const summary = JSON.parse(r.summary_json) as StoredSummary;
+    return {
+      flow_version_id: r.id,
+      flow_id: r.flow_id,
+      version: r.version,
+      ask: r.ask,
+      write_approval: r.write_approval as 'required' | 'automatic',
+      steps: summary.steps,
+      writes: summary.writes,
+      created_at: new Date(r.created_at).toISOString(),
+      url: draftUrl(publicUrl, r.id),
+    };
+  };
+
+  const mine = (actor: Actor) =>
+    db
+      .selectFrom('flow_versions')
+      .innerJoin('flows', 'flows.id', 'flow_versions.flow_id')
+      .select([
+        'flow_versions.id',
+        'flow_versions.flow_id',
+        'flow_versions.version',
+        'flow_versions.ask',
+        'flow_versions.write_approval',
+        'flow_versions.created_at',
+        'flow_versions.summary_json',
+      ])
+      .where('flow_versions.workspace_id', '=', actor.workspaceId)
+      .where('flow_versions.created_by', '=', actor.personId)
+      .where('flows.automation_id', 'is', null);
+
+  return {
+    /** The caller's unpublished drafts, newest first. */
+    async list(actor: Actor, limit = 50) {
+      const rows = await mine(actor)
+        .orderBy('flow_versions.id', 'desc')
+        .limit(Math.min(Math.max(1, limit), 200))
+        .execute();
+      return { drafts: rows.map(shape) };
+    },
+    /** One of the caller's unpublished drafts with its plan; anyone else's is not found. */
+    async read(actor: Actor, flowVersionId: unknown) {
+      const missing = () => new DomainError('not_found', 'Draft not found');
+      if (typeof flowVersionId !== 'string' || flowVersionId === '') throw missing();
+      const row = await mine(actor)
+        .select('flow_versions.plan_json')
+        .where('flow_versions.id', '=', flowVersionId)
+        .executeTakeFirst();
+      if (!row) throw missing();
+      return { ...shape(row), plan_json: JSON.parse(row.plan_json) as Record<string, unknown> };
+    },
+  };
+}
+
+export type DraftsService = ReturnType<typeof draftsService>;
+
+export const draftNotFound = () =>
+  new DomainError('not_found', 'Draft not found: pass a flow_version_id returned by draft_automation');
+
+/**
+ * Whether the draft may be published where it is asked to be: into the automation whose flow it
+ * belongs to, or as a new automation when its flow has none yet. A draft the caller cannot open is
+ * not found, whichever automation it is published into.
+ */
+export async function checkDraftTarget(
+  trx: Db,
+  actor: Actor,
+  flow: Selectable<FlowTable>,
+  access: AutomationAccess | undefined,
+  name: string | undefined,
+): Promise<void> {
+  if (access) {
+    if (flow.id === access.row.flow_id) return;
+    const visible =
+      flow.automation_id === null
+        ? flow.created_by === actor.personId
+        : (await automationFor(trx, actor, flow.automation_id).catch(() => undefined)) !== undefined;
+    if (!visible) throw draftNotFound();
+    throw new DomainError('forbidden', 'That draft is not a version of this automation');
+  }
+  if (flow.created_by !== actor.personId && flow.automation_id === null) throw draftNotFound();
+  if (flow.automation_id !== null) {
+    const owner = await automationFor(trx, actor, flow.automation_id).catch(() => undefined);
+    if (!owner) throw draftNotFound();
+    throw invalid(
+      `That draft is a version of automation ${flow.automation_id}; pass automation_id ${flow.automation_id} to publish it there`,
+    );
+  }
+  if (name === undefined) throw invalid('name is required to publish a new automation');
+}
+
+/**
+ * Checks a plan and stores it as a draft version: of a new flow, or (with `automation_id`, which
+ * the person must control) the automation's next version. Nothing is stored when it fails.
+ */
+export async function draftVersion(
+  ctx: AutomationsContext,
+  actor: Actor,
+  args: { plan_json?: unknown; ask?: unknown; write_approval?: unknown; automation_id?: unknown },
+  options: Pick<WriteOptions, 'within'> = {},
+) {
+  const { db, deps } = ctx;
+  if (typeof args.ask !== 'string' || args.ask.trim() === '') {
+    throw invalid('ask is required: the request the plan implements, in one sentence');
+  }
+  if (args.ask.length > 1000) throw invalid('ask must be at most 1000 characters: one sentence');
+  const ask = args.ask.trim();
+  const writeApproval: WriteApproval = (args.write_approval ?? 'required') as WriteApproval;
+  if (writeApproval !== 'required' && writeApproval !== 'automatic') {
+    throw invalid('write_approval must be required or automatic');
+  }
+  const automationId = args.automation_id;
+  if (automationId !== undefined) requireControl(await automationFor(db, actor, automationId));
+  const { result, catalogue, subflows } = await validateFor(
+    ctx,
+    db,
+    actor,
+    args.plan_json,
+    writeApproval,
+    automationId as string | undefined,
+  );
+  if (!result.ok) throw failedPlan(result.errors);
+  const summary = storedSummary(result.plan, catalogue, subflows);
+  const stored = await db.transaction().execute(async (trx) => {
+    let flowId: string;
+    if (automationId !== undefined) {
+      const access = await automationFor(trx, actor, automationId);
+      requireControl(access);
+      flowId = access.row.flow_id;
+      if (deps.dialect === 'postgres') {
+        await trx.selectFrom('flows').select('id').where('id', '=', flowId).forUpdate().execute();
+      }
+    } else {
+      flowId = newId('flw');
+      await trx
+        .insertInto('flows')
+        .values({
+          id: flowId,
+          workspace_id: actor.workspaceId,
+          created_by: actor.personId,
+          automation_id: null,
+          created_at: Date.now(),
+        })
+        .execute();
+    }
+    const last = await trx
+      .selectFrom('flow_versions')
+      .select((eb) => eb.fn.max('version').as('version'))
+      .where('flow_id', '=', flowId)
+      .executeTakeFirst();
+    const version = Number(last?.version ?? 0) + 1;
+    const id = newId('fv');
+    await trx
+      .insertInto('flow_versions')
+      .values({
+        id,
+        flow_id: flowId,
+        workspace_id: actor.workspaceId,
+        version,
+        created_by: actor.personId,
+        ask,
+        write_approval: writeApproval,
+        created_at: Date.now(),
+        summary_json: JSON.stringify(summary),
+        plan_json: JSON.stringify(result.plan),
+        // Made by the person, or by an agent for them, as the way the call came in says.
+        made_by: actedBy(actor),
+      })
+      .execute();
+    await options.within?.(trx, { flow_version_id: id, flow_id: flowId, version });
+    return { id, flowId, version };
+  });
+  return {
+    kind: 'plan' as const,
+    flow_version_id: stored.id,
+    flow_id: stored.flowId,
+    version: stored.version,
+    ...(automationId !== undefined ? { automation_id: automationId as string } : {}),
+    ask,
+    steps: summary.steps,
+    writes: summary.writes,
+    namespaces: summary.namespaces,
+    connectors: summary.connectors,
+    personal_connectors: summary.personal_connectors,
+    write_approval: writeApproval,
+  };
+}
