@@ -1,8 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { invalid } from '../../errors.ts';
+import { DomainError, invalid } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import type { Deps } from '../deps.ts';
 import { parseScopes, type Actor, type Scope } from '../workspace/actor.ts';
+import { RecentlyVerified } from './recent.ts';
 
 /** A personal access token is random; only its SHA-256 is stored, so a database leak reveals none. */
 export function hashToken(token: string): string {
@@ -13,6 +14,15 @@ export interface VerifiedToken {
   actor: Actor;
   expiresAt: number | null;
   tokenId: string;
+  credentialId: string;
+}
+
+/** A personal access token as its owner sees it listed (never the token itself). */
+export interface TokenRow {
+  token_id: string;
+  scopes: Scope[];
+  created_at: number;
+  expires_at: number | null;
 }
 
 export function parseTtl(ttl: string): number {
@@ -24,23 +34,22 @@ export function parseTtl(ttl: string): number {
   return seconds * 1000;
 }
 
-/** How long a verified token is trusted without asking the database again. */
-const VERIFIED_TTL_MS = 30_000;
-const VERIFIED_MAX = 10_000;
+export const tokenNotFound = () => new DomainError('not_found', 'Token not found');
 
 export function tokensService(deps: Deps) {
   const { db } = deps;
   // Every MCP request carries its token; remembering recent verifications saves a hash and a query.
-  const verified = new Map<string, { result: VerifiedToken; until: number }>();
+  const recent = new RecentlyVerified<VerifiedToken>();
 
   async function create(personId: string, workspaceId: string, scopes: Scope[], ttlMs: number | null) {
     const token = `tdm_${randomBytes(32).toString('base64url')}`;
     const now = Date.now();
     const expiresAt = ttlMs === null ? null : now + ttlMs;
+    const id = newId('tok');
     await db
       .insertInto('tokens')
       .values({
-        id: newId('tok'),
+        id,
         workspace_id: workspaceId,
         person_id: personId,
         hash: hashToken(token),
@@ -49,27 +58,21 @@ export function tokensService(deps: Deps) {
         created_at: now,
       })
       .execute();
-    return { token, expiresAt };
+    return { token, expiresAt, tokenId: id };
   }
 
-  /** The actor a bearer token stands for, or null when it is unknown or expired. */
+  /** The actor a bearer token stands for, or null when it is unknown, revoked or expired. */
   async function verify(token: string): Promise<VerifiedToken | null> {
     if (!token.startsWith('tdm_')) return null;
     const now = Date.now();
-    const cached = verified.get(token);
-    if (cached && cached.until > now) {
-      const { expiresAt } = cached.result;
-      return expiresAt === null || expiresAt > now ? cached.result : null;
-    }
+    const cached = recent.get(token, now);
+    if (cached) return cached.expiresAt === null || cached.expiresAt > now ? cached : null;
     const row = await db
       .selectFrom('tokens')
       .selectAll()
       .where('hash', '=', hashToken(token))
       .executeTakeFirst();
-    if (!row || (row.expires_at !== null && row.expires_at <= now)) {
-      verified.delete(token);
-      return null;
-    }
+    if (!row || (row.expires_at !== null && row.expires_at <= now)) return null;
     const result: VerifiedToken = {
       actor: {
         personId: row.person_id,
@@ -78,13 +81,42 @@ export function tokensService(deps: Deps) {
       },
       expiresAt: row.expires_at,
       tokenId: row.id,
+      credentialId: row.id,
     };
-    if (verified.size >= VERIFIED_MAX) verified.clear();
-    verified.set(token, { result, until: now + VERIFIED_TTL_MS });
+    recent.set(token, result, now);
     return result;
   }
 
-  return { create, verify };
+  /** A person's tokens that still work, newest first. */
+  async function list(personId: string): Promise<TokenRow[]> {
+    const rows = await db
+      .selectFrom('tokens')
+      .select(['id', 'scopes', 'created_at', 'expires_at'])
+      .where('person_id', '=', personId)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', Date.now())]))
+      .orderBy('id', 'desc')
+      .execute();
+    return rows.map((r) => ({
+      token_id: r.id,
+      scopes: parseScopes(r.scopes),
+      created_at: r.created_at,
+      expires_at: r.expires_at,
+    }));
+  }
+
+  /**
+   * Revokes a token: `owner` limits it to that person's own tokens (anything else is not found);
+   * without it (the operator's command line) any token goes. Works at once in this process.
+   */
+  async function revoke(tokenId: string, owner?: string): Promise<void> {
+    let query = db.deleteFrom('tokens').where('id', '=', tokenId);
+    if (owner !== undefined) query = query.where('person_id', '=', owner);
+    const result = await query.executeTakeFirst();
+    recent.forget(tokenId);
+    if (Number(result.numDeletedRows) !== 1) throw tokenNotFound();
+  }
+
+  return { create, verify, list, revoke };
 }
 
 export type TokensService = ReturnType<typeof tokensService>;
