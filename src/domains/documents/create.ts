@@ -119,12 +119,6 @@ export function creator(
     const { artifact } = made;
     // The document as stored is the one just made: its first use need not read it back.
     store.adopt(artifact.id, doc, made.storedAt, filled ? 1 : undefined);
-    deps.emit({
-      type: 'document.created',
-      workspaceId: actor.workspaceId,
-      actorId: actor.personId,
-      data: { document_id: artifact.id, title },
-    });
     return { document_id: artifact.id, title, version: filled ? 1 : 0, deduplicated: false, healed: false };
   }
 
@@ -178,6 +172,17 @@ export function creator(
       }
       if (made.conversation_id)
         await postArtifactCard(trx, actor, made, await personName(trx, actor.personId));
+      await deps.emit(
+        trx,
+        {
+          type: 'document.created',
+          workspaceId: actor.workspaceId,
+          actorId: actor.personId,
+          artifactId: made.id,
+          data: { document_id: made.id, title },
+        },
+        options.origin,
+      );
       await options.within?.(trx, { document_id: made.id, title, version: filled ? 1 : 0 });
       return { artifact: made, storedAt };
     });

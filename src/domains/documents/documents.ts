@@ -5,10 +5,11 @@ import { creator } from './create.ts';
 import { editor, requireDocument, type EditHooks } from './edit.ts';
 import { leases } from './lease.ts';
 import { lister } from './list.ts';
+import { liveDocuments } from './live.ts';
 import { reader } from './read.ts';
 import { documentStore, type StoreOptions } from './store.ts';
 
-/** The five document operations over one live store; the tools and the live socket share it. */
+/** The document operations over one live store; the tools and the live socket share it. */
 export function documentsService(deps: Deps, options: StoreOptions = {}) {
   const store = documentStore(deps, options);
   const lease = leases(deps);
@@ -17,16 +18,17 @@ export function documentsService(deps: Deps, options: StoreOptions = {}) {
   const { edit } = editor({ deps, store, hooks, acquire: lease.acquire, digestAt, holdsDigest, prune });
   const { create } = creator(deps, store, lease.acquire);
   const { list } = lister(deps);
+  const live = liveDocuments(deps, store);
 
   /**
-   * A person's change from a live replica: they must be able to edit the document, and the
-   * update goes through the same live model agents write to.
+   * A person's change from a live replica: they must be able to edit the document, the update
+   * must keep the document's shape, and it goes through the same live model agents write to.
    */
   async function applyPersonUpdate(actor: Actor, documentId: string, update: Uint8Array): Promise<void> {
     const access = await artifactFor(deps.db, actor, documentId);
     requireDocument(access.artifact);
     requireRole(access, 'editor');
-    await store.applyPersonUpdate(access.artifact.id, actor.personId, update);
+    live.applyChecked(await store.open(access.artifact.id), actor.personId, true, update);
   }
 
   return {
@@ -36,6 +38,8 @@ export function documentsService(deps: Deps, options: StoreOptions = {}) {
     edit,
     versions,
     applyPersonUpdate,
+    /** People following documents live (the socket). */
+    live,
     store,
     /** Points in a write where a caller may step in; empty unless set. */
     hooks,

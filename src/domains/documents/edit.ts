@@ -2,6 +2,7 @@ import { DomainError, invalid } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import type { Actor } from '../workspace/actor.ts';
 import { artifactFor, requireRole, type Artifact } from '../workspace/access.ts';
+import { personName } from '../workspace/artifacts.ts';
 import type { Deps, WriteOptions } from '../deps.ts';
 import { findExcerpt, nearestPassages, shorten } from './excerpt.ts';
 import type { Lease } from './lease.ts';
@@ -28,6 +29,9 @@ import { packText } from '../../storage/packed.ts';
 
 export const MODES = ['append', 'replace_section', 'replace_all', 'fill_empty'] as const;
 export type Mode = (typeof MODES)[number];
+
+/** How people connected to a document see an agent writing to it (for the person it acts for). */
+const AGENT_NAME = 'Agent';
 
 /** New blocks land in steps of this many, so people see a long write arrive and can react. */
 const BLOCKS_PER_STEP = 32;
@@ -231,7 +235,14 @@ export function editor({ deps, store, hooks, acquire, digestAt, holdsDigest, pru
     }
 
     const lease = await acquire(id, newId('lease'));
-    const live = await store.open(id);
+    let live: Awaited<ReturnType<typeof store.open>>;
+    try {
+      live = await store.open(id);
+    } catch (error) {
+      // A document that fails to load must not keep its lease (later writes would wait on it).
+      await lease.release();
+      throw error;
+    }
     const watch = store.beginWrite(live);
     try {
       // Within the lease and its transaction of record, the role is checked again.
@@ -239,6 +250,10 @@ export function editor({ deps, store, hooks, acquire, digestAt, holdsDigest, pru
       await store.refresh(live);
       await store.flush(id);
       const target = resolveTarget(live, checked);
+      // People connected see the agent writing, and where.
+      const writer = { name: AGENT_NAME, for: await personName(db, actor.personId) };
+      const show = (blocks: string[]) => store.writing(live, { ...writer, blocks });
+      show(target.blocks.map((b) => b.map.get('id') as string));
       const version = await currentVersion(id);
       const drift = checked.expected !== undefined && checked.expected !== version;
       // The blocks as they were at the version the caller read, when a version row still holds them.
@@ -275,6 +290,7 @@ export function editor({ deps, store, hooks, acquire, digestAt, holdsDigest, pru
         target,
         watch.removed,
         then && now ? changedBlocks(then.blocks, now) : undefined,
+        show,
       );
       if (outcome.gone) {
         live.staged = live.staged.filter((r) => r !== row);
@@ -299,6 +315,7 @@ export function editor({ deps, store, hooks, acquire, digestAt, holdsDigest, pru
         reason: 'agent_edit',
         authorId: actor.personId,
         instruction: null,
+        edited: { actorId: actor.personId, by: 'agent', mode: checked.mode, origin: options.origin },
         agentRow: {
           id: row.id,
           complete(result) {
@@ -315,12 +332,6 @@ export function editor({ deps, store, hooks, acquire, digestAt, holdsDigest, pru
       });
       // Pruning looks at old rows only now and then; between times there is nothing to prune.
       if (newVersion % 25 === 0) await prune(id);
-      deps.emit({
-        type: 'document.edited',
-        workspaceId: actor.workspaceId,
-        actorId: actor.personId,
-        data: { document_id: id, version: newVersion, mode: checked.mode, by: 'agent' },
-      });
       const rest = checked.content.slice(outcome.written.length);
       return {
         document_id: id,
@@ -382,6 +393,7 @@ export function editor({ deps, store, hooks, acquire, digestAt, holdsDigest, pru
     target: Target,
     removed: Set<BlockMap>,
     changedIds: Set<string> | undefined,
+    show: (blocks: string[]) => void,
   ) {
     const kept: KeptBlock[] = [];
     if (checked.mode === 'replace_section' && target.blocks.every((b) => !present(live, b.map))) {
@@ -429,6 +441,7 @@ export function editor({ deps, store, hooks, acquire, digestAt, holdsDigest, pru
       const at =
         anchor === undefined ? blocks.length : anchor === null ? 0 : positionOf(live.doc, anchor) + 1;
       live.doc.transact(() => blocks.insert(at < 0 ? blocks.length : at, maps), origin);
+      show(maps.map((m) => m.get('id') as string));
       anchor = maps.at(-1)!;
       written += step.join('');
     }

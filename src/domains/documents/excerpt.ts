@@ -97,8 +97,10 @@ function bigrams(text: string): Map<string, number> {
 
 /** Dice similarity of character pairs, 0 to 1, case and white space ignored. */
 export function similarity(a: string, b: string): number {
-  const x = bigrams(a);
-  const y = bigrams(b);
+  return dice(bigrams(a), bigrams(b));
+}
+
+function dice(x: Map<string, number>, y: Map<string, number>): number {
   let total = 0;
   let shared = 0;
   for (const n of x.values()) total += n;
@@ -130,6 +132,8 @@ const CANDIDATE_MAX = 2_000;
  * single block longer than the limit is quoted by its start, which still covers that block.
  */
 export function nearestPassages(blocks: string[], excerpt: string, count = 3): Candidate[] {
+  // The excerpt's pairs are counted once, not once per candidate: it may be as long as the document.
+  const wanted = bigrams(excerpt);
   const scored: Candidate[] = [];
   for (let i = 0; i < blocks.length; i++) {
     for (let span = 1; span <= 3 && i + span <= blocks.length; span++) {
@@ -140,7 +144,7 @@ export function nearestPassages(blocks: string[], excerpt: string, count = 3): C
       if (passage === '' || (span > 1 && passage.length > CANDIDATE_MAX)) continue;
       scored.push({
         excerpt: passage.length > CANDIDATE_MAX ? passage.slice(0, CANDIDATE_MAX).trimEnd() : passage,
-        similarity: Math.round(similarity(excerpt, passage) * 100) / 100,
+        similarity: Math.round(dice(wanted, bigrams(passage)) * 100) / 100,
       });
     }
   }

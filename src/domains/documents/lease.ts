@@ -23,12 +23,30 @@ async function within(turn: Promise<unknown>, ms: number): Promise<boolean> {
   }
 }
 
+const byDeps = new WeakMap<Deps, Leases>();
+
 /**
- * One agent writer per document at a time, across every server process: the lease is a row
- * with an expiry. Writers in this process also queue in order, so they do not race each other.
+ * One writer per document at a time (an agent's write, a person's restore), across every server
+ * process: the lease is a row with an expiry. Writers in this process also queue in order, so
+ * they do not race each other: every caller with the same deps shares one queue.
  */
-export function leases(deps: Deps) {
+export function leases(deps: Deps): Leases {
+  let made = byDeps.get(deps);
+  if (!made) byDeps.set(deps, (made = documentLeases(deps)));
+  return made;
+}
+
+export type Leases = ReturnType<typeof documentLeases>;
+
+function documentLeases(deps: Deps) {
   const local = new Map<string, Promise<void>>();
+  /** Writers of this process holding or waiting for each document's lease. */
+  const writers = new Map<string, number>();
+  const count = (artifactId: string, by: 1 | -1) => {
+    const n = (writers.get(artifactId) ?? 0) + by;
+    if (n > 0) writers.set(artifactId, n);
+    else writers.delete(artifactId);
+  };
 
   async function takeRow(artifactId: string, holder: string): Promise<boolean> {
     const now = Date.now();
@@ -64,6 +82,16 @@ export function leases(deps: Deps) {
 
   /** Waits in line for the document's lease, or fails with `write_conflict` and when to retry. */
   async function acquire(artifactId: string, holder: string, waitMs = LEASE_WAIT_MS): Promise<Lease> {
+    count(artifactId, 1);
+    try {
+      return await queue(artifactId, holder, waitMs);
+    } catch (error) {
+      count(artifactId, -1);
+      throw error;
+    }
+  }
+
+  async function queue(artifactId: string, holder: string, waitMs: number): Promise<Lease> {
     const deadline = Date.now() + waitMs;
     const before = local.get(artifactId) ?? Promise.resolve();
     let releaseLocal!: () => void;
@@ -98,10 +126,15 @@ export function leases(deps: Deps) {
             .execute();
         } finally {
           done();
+          count(artifactId, -1);
         }
       },
     };
   }
 
-  return { acquire };
+  return {
+    acquire,
+    /** How many writers of this process hold or wait for a document's lease. */
+    writers: (artifactId: string) => writers.get(artifactId) ?? 0,
+  };
 }

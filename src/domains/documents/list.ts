@@ -148,7 +148,11 @@ export function lister(deps: Deps) {
       ]);
   }
 
-  async function list(actor: Actor, input: ListInput) {
+  /**
+   * `pageAll` pages the listing without a scope too (the app's document list reads everything a
+   * person can open that way; the tool's unscoped listing stays one page, as the spec has it).
+   */
+  async function list(actor: Actor, input: ListInput, options: { pageAll?: boolean } = {}) {
     const listing = await selectListing(actor, input);
     if (input.query !== undefined && input.query !== null && typeof input.query !== 'string') {
       throw invalid('query must be a string');
@@ -167,7 +171,8 @@ export function lister(deps: Deps) {
       listing.kind === 'mine' ||
       listing.kind === 'shared' ||
       listing.kind === 'org' ||
-      listing.kind === 'pod';
+      listing.kind === 'pod' ||
+      (listing.kind === 'merged' && options.pageAll === true);
     const print = fingerprint(actor, listing, query, includeArchived);
     const after = given(input.cursor) ? await decodeCursor(input.cursor, print) : undefined;
     if (after && !paged)

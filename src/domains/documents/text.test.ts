@@ -171,6 +171,21 @@ describe('splitBlocks', () => {
     );
   });
 
+  it('keeps text nested past what the lexer can recurse through whole, as one block', () => {
+    // A line of a thousand block quote or list markers is as deep as the lexer goes before its stack
+    // runs out; 60,000 characters of them are a legal document.
+    for (const unit of ['>', '> ', '1. ', '+ ', '- ']) {
+      const deep = `${unit.repeat(Math.floor(CONTENT_CAP / unit.length) - 20)}x\n`;
+      const text = `# Deep\n\npara\n\n${deep}`;
+      const blocks = splitBlocks(text);
+      assert.equal(blocks.join(''), text, unit);
+      // The block before the deep line may run on into it, so it goes with the rest.
+      assert.deepEqual(blocks, ['# Deep\n\n', `para\n\n${deep}`], unit);
+    }
+    // Nesting a document could really have is split as usual.
+    assert.deepEqual(splitBlocks('> > > a\n\npara\n'), ['> > > a\n\n', 'para\n']);
+  });
+
   it('joins back exactly for any text at all', () => {
     fc.assert(
       fc.property(fc.string({ unit: 'binary', maxLength: 60 }), (text) => {
@@ -300,6 +315,19 @@ describe('capPrefix', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+
+  it('lexes only the text within reach of the cap, however long a single line is', () => {
+    // Eight million characters on one line: the lexer would recurse or backtrack through all of them.
+    for (const unit of ['*', '|', '_', '- ', '> ', '1. ', 'a']) {
+      const line = unit.repeat(Math.ceil(8_000_000 / unit.length));
+      const started = performance.now();
+      const taken = capPrefix(line, CONTENT_CAP);
+      assert.equal(taken, line.slice(0, CONTENT_CAP), unit);
+      assert.ok(performance.now() - started < 2000, `${unit}: ${Math.round(performance.now() - started)} ms`);
+    }
+    const blocks = `${'# Heading\n\nA paragraph of text.\n\n'.repeat(2000)}${'*'.repeat(8_000_000)}`;
+    assert.equal(capPrefix(blocks, CONTENT_CAP), capPrefix(blocks.slice(0, 2 * CONTENT_CAP), CONTENT_CAP));
   });
 
   it('taken again and again, reassembles the content', () => {

@@ -1,0 +1,284 @@
+import type { IncomingMessage as HttpRequest } from 'node:http';
+import type { Duplex } from 'node:stream';
+import {
+  Document,
+  Hocuspocus,
+  IncomingMessage,
+  MessageType,
+  type Connection,
+  type ConnectionConfiguration,
+  type WebSocketLike,
+} from '@hocuspocus/server';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import type { LiveSession } from '../domains/documents/live.ts';
+import type { LiveDoc } from '../domains/documents/store.ts';
+import type { Actor } from '../domains/workspace/actor.ts';
+import { DomainError } from '../errors.ts';
+import type { Services } from '../services.ts';
+import { liveDocumentHooks, type ConnectionContext } from './live-document.ts';
+import { onceEach } from './log-once.ts';
+import { collabTickets } from './tickets.ts';
+
+/** Where `tandem serve` takes live-editing connections. */
+export const COLLAB_PATH = '/collab';
+
+/** Why a connection was refused. A document that cannot be opened is one reason, whatever the cause. */
+export const REFUSED = {
+  notFound: 'Document not found',
+  credential: 'Invalid or expired token',
+  scope: 'This token does not carry the documents:read scope',
+} as const;
+
+export interface CollabOptions {
+  /**
+   * OAuth access tokens issued for this resource open the socket too (the authorization server
+   * issues them for `/mcp`: the same person, the same scopes).
+   */
+  oauthAudience?: string;
+  /** The largest message a client may send (a whole document's state fits). */
+  maxMessageBytes?: number;
+  /** What one socket may send per second before it is closed. */
+  maxMessagesPerSecond?: number;
+  maxBytesPerSecond?: number;
+  /** How often every connection's access is checked again (roles change, documents are archived). */
+  recheckMs?: number;
+}
+
+interface Context extends ConnectionContext {
+  actor: Actor;
+  session: LiveSession;
+  live?: LiveDoc;
+  connection?: Connection<Context>;
+}
+
+const MiB = 1024 * 1024;
+
+/** The sync message's update, for the two kinds that change a document (step 2 and update). */
+function updateIn(message: Uint8Array): Uint8Array | null {
+  try {
+    const incoming = new IncomingMessage(message);
+    incoming.readVarString();
+    const type = incoming.readVarUint();
+    if (type !== MessageType.Sync && type !== MessageType.SyncReply) return null;
+    const step = incoming.readVarUint();
+    // y-protocols: 1 is sync step 2 (the state a peer lacks), 2 an update.
+    return step === 1 || step === 2 ? incoming.readVarUint8Array() : null;
+  } catch {
+    // Hocuspocus refuses what it cannot read, closing the connection.
+    return null;
+  }
+}
+
+/** Whether a message starts as every Hocuspocus message does: a document name and a type. */
+function framed(message: Uint8Array): boolean {
+  try {
+    const incoming = new IncomingMessage(message);
+    incoming.readVarString();
+    incoming.readVarUint();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The live-editing socket: Hocuspocus's protocol, over the documents service. Hocuspocus keeps
+ * the connections and their sync; the documents come from the store (one per document, the one
+ * agents write to), and every change a person sends goes through the documents service, which
+ * checks it against what they may do and the document's shape before it lands.
+ */
+export async function collabSocket(services: Services, options: CollabOptions = {}) {
+  const documents = services.documents;
+  await documents.store.extend(liveDocumentHooks);
+  const tickets = collabTickets(services.deps.db);
+  const maxMessagesPerSecond = options.maxMessagesPerSecond ?? 300;
+  const maxBytesPerSecond = options.maxBytesPerSecond ?? 16 * MiB;
+  const connections = new Set<Connection<Context>>();
+  /** Connections whose current message was refused: read-only until it is handled. */
+  const refusedNow = new Set<Connection<Context>>();
+  const logOnce = onceEach();
+  let closing = false;
+
+  const mayWrite = (context: Context) =>
+    context.session.mayEdit && context.actor.scopes.has('documents:write');
+
+  async function actorFor(token: string, documentId: string): Promise<Actor | null> {
+    if (typeof token !== 'string' || token === '') return null;
+    // A ticket is used up by the connection it authenticates; used again, it is invalid.
+    const ticket = await tickets.redeem(token, documentId);
+    if (ticket) return ticket;
+    return (await services.credentials.bearer(token, options.oauthAudience))?.actor ?? null;
+  }
+
+  class LiveHocuspocus extends Hocuspocus<Context> {
+    /** The store's live document, never a second copy. */
+    override async createDocument(
+      _name: string,
+      _request: Request,
+      _socketId: string,
+      _config: ConnectionConfiguration,
+      context?: Context,
+    ): Promise<Document> {
+      if (!context?.session) throw new Error('a live document needs an authenticated connection');
+      const live = await context.session.open();
+      if (!(live.doc instanceof Document)) throw new Error(`document ${live.id} is not a live document`);
+      context.live = live;
+      return live.doc;
+    }
+  }
+
+  const hocuspocus = new LiveHocuspocus({
+    quiet: true,
+    async onAuthenticate({ token, documentName, connectionConfig }) {
+      const actor = await actorFor(token, documentName);
+      // Thrown without a message: a refusal, not a failure to log.
+      if (!actor) throw { reason: REFUSED.credential };
+      if (!actor.scopes.has('documents:read')) throw { reason: REFUSED.scope };
+      let session: LiveSession;
+      try {
+        session = await documents.live.session(actor, documentName);
+      } catch (error) {
+        if (error instanceof DomainError && error.code === 'not_found') throw { reason: REFUSED.notFound };
+        throw error;
+      }
+      const context: Context = { actor, session, name: session.name };
+      connectionConfig.readOnly = !mayWrite(context);
+      return context;
+    },
+    async connected({ connection, context }) {
+      context.connection = connection;
+      connections.add(connection);
+    },
+    async onDisconnect({ context }) {
+      if (context.connection) connections.delete(context.connection);
+    },
+    async beforeHandleMessage({ connection, context, update: message }) {
+      if (connection.readOnly || !context.live) return;
+      const update = updateIn(message);
+      if (!update) return;
+      try {
+        context.session.apply(context.live, update);
+      } catch (error) {
+        if (!(error instanceof DomainError)) throw error;
+        // Refused: Hocuspocus handles it as from a reader (dropped, not acknowledged).
+        connection.readOnly = true;
+        refusedNow.add(connection);
+        logOnce(connection, 'refused', () =>
+          console.warn(
+            `live edit of ${context.session.documentId} by ${context.actor.personId} refused: ${error.message}`,
+          ),
+        );
+      }
+    },
+    async afterHandleMessage({ connection, context }) {
+      if (refusedNow.delete(connection)) connection.readOnly = !mayWrite(context);
+    },
+  });
+
+  const sockets = new WebSocketServer({ noServer: true, maxPayload: options.maxMessageBytes ?? 8 * MiB });
+
+  function accept(ws: WebSocket, req: HttpRequest): void {
+    const request = new Request(new URL(req.url ?? COLLAB_PATH, 'http://localhost'));
+    const client = hocuspocus.handleConnection(ws as unknown as WebSocketLike, request);
+    let windowStart = Date.now();
+    let messages = 0;
+    let bytes = 0;
+    ws.on('message', (data: RawData) => {
+      const chunk = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+      const now = Date.now();
+      if (now - windowStart >= 1000) {
+        windowStart = now;
+        messages = bytes = 0;
+      }
+      messages += 1;
+      bytes += chunk.length;
+      if (messages > maxMessagesPerSecond || bytes > maxBytesPerSecond) {
+        logOnce(ws, 'flood', () =>
+          console.warn(
+            `live socket closed: more than ${maxMessagesPerSecond} messages or ${maxBytesPerSecond} bytes a second`,
+          ),
+        );
+        ws.close(1008, 'Too many messages');
+        return;
+      }
+      const message = new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.length);
+      if (!framed(message)) {
+        logOnce(ws, 'unreadable', () =>
+          console.warn('live socket closed: it sent a message that is not Hocuspocus’s'),
+        );
+        ws.close(1007, 'Unreadable message');
+        return;
+      }
+      client.handleMessage(message);
+    });
+    ws.on('close', (code, reason) => client.handleClose({ code, reason: reason.toString() }));
+    ws.on('error', (error) =>
+      logOnce(ws, 'error', () => console.warn(`live socket closed: ${error.message}`)),
+    );
+  }
+
+  /** Takes the upgrade of `/collab`; any other upgrade is answered 404. */
+  function handleUpgrade(req: HttpRequest, socket: Duplex, head: Buffer): void {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (path !== COLLAB_PATH || closing) {
+      const status = closing ? '503 Service Unavailable' : '404 Not Found';
+      socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+      return;
+    }
+    sockets.handleUpgrade(req, socket, head, (ws) => accept(ws, req));
+  }
+
+  /**
+   * Checks every connection's access again (of one document, or all): a person who can no
+   * longer edit follows read-only from now on; one who can no longer open it is disconnected.
+   */
+  async function recheck(documentId?: string): Promise<void> {
+    for (const connection of [...connections]) {
+      const context = connection.context;
+      if (documentId !== undefined && context.session.documentId !== documentId) continue;
+      const access = await context.session.recheck();
+      if (!access) {
+        connections.delete(connection);
+        connection.close({ code: 4404, reason: REFUSED.notFound });
+        continue;
+      }
+      connection.readOnly = !mayWrite(context);
+    }
+  }
+
+  const recheckTimer = setInterval(() => {
+    recheck().catch((error: unknown) => console.error('could not check live connections again', error));
+  }, options.recheckMs ?? 15_000);
+  recheckTimer.unref();
+
+  /** Closes every connection; people's edits are stored when the documents service closes. */
+  async function close(): Promise<void> {
+    closing = true;
+    clearInterval(recheckTimer);
+    const open = [...sockets.clients];
+    await Promise.all(
+      open.map(
+        (ws) =>
+          new Promise<void>((resolve) => {
+            const timer = setTimeout(() => ws.terminate(), 1000);
+            ws.once('close', () => {
+              clearTimeout(timer);
+              resolve();
+            });
+            ws.close(1001, 'Server shutting down');
+          }),
+      ),
+    );
+    await new Promise<void>((resolve) => sockets.close(() => resolve()));
+  }
+
+  return {
+    handleUpgrade,
+    recheck,
+    close,
+    /** Connections open now, for tests and measurements. */
+    connectionCount: () => connections.size,
+  };
+}
+
+export type CollabSocket = Awaited<ReturnType<typeof collabSocket>>;

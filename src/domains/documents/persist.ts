@@ -1,0 +1,144 @@
+import type { Transaction } from 'kysely';
+import { newId } from '../../ids.ts';
+import { packText } from '../../storage/packed.ts';
+import type { Database } from '../../storage/schema.ts';
+import type { EventOrigin } from '../automations/events.ts';
+import type { Deps } from '../deps.ts';
+import type { DocLog } from './doc-log.ts';
+import { marksOf, type LiveDoc, type StoredMark, type Unsaved, type VersionRow } from './live-doc.ts';
+import { projection, storedDigest } from './model.ts';
+
+/** After this many stored changes, the log is folded into a new snapshot. */
+export const FOLD_AFTER = 50;
+
+export interface PersistOptions {
+  reason: 'agent_edit' | 'edit';
+  authorId: string | null;
+  instruction: string | null;
+  /**
+   * An agent write's version row (staged before it landed), completed with the version the
+   * write produced; stored in the same transaction as the write.
+   */
+  agentRow?: { id: string; complete(version: number): VersionRow };
+  /** Runs inside the write's transaction with the version it produced (see WriteOptions). */
+  within?: (trx: Transaction<Database>, version: number) => Promise<void>;
+  /** Who edited, for the `document.edited` event recorded with the write (none: no event). */
+  edited?: { actorId: string; by: 'person' | 'agent'; mode?: string; origin?: EventOrigin | undefined };
+}
+
+/**
+ * Stores a live document as it now is and moves its version on by one, recording a version
+ * row: a person's `edit`, or the agent write's own row (`agentRow`). Rows of agent writes staged
+ * on this copy are stored first. Returns the new version.
+ */
+export function persister(deps: Deps, log: DocLog, stored: (live: LiveDoc, marks: StoredMark[]) => void) {
+  const { db } = deps;
+
+  async function persist(live: LiveDoc, opts: PersistOptions): Promise<number> {
+    const staged = live.staged.slice();
+    let taken: Unsaved[] = [];
+    let result: { version: number; seq: number | null };
+    try {
+      result = await db.transaction().execute(async (trx) => {
+        const now = Date.now();
+        // Moving the version locks the document's row: stores of one document take turns.
+        const { version, workspace_id } = await trx
+          .updateTable('artifacts')
+          .set((eb) => ({ version: eb('version', '+', 1), updated_at: now }))
+          .where('id', '=', live.id)
+          .returning(['version', 'workspace_id'])
+          .executeTakeFirstOrThrow();
+        await log.takeIn(trx, live);
+        // What is stored is the document at one moment: its text, its digest, its row and the
+        // changes not stored yet.
+        const markdown = projection(live.doc);
+        const agentRow = opts.agentRow?.complete(version);
+        const digest = agentRow ? null : storedDigest(live.doc);
+        taken = live.unsaved.splice(0);
+        await trx.updateTable('artifacts').set({ content: markdown }).where('id', '=', live.id).execute();
+        for (const row of staged) {
+          if (row.id === agentRow?.id) continue;
+          await trx
+            .insertInto('checkpoints')
+            .values(row)
+            .onConflict((oc) => oc.column('id').doNothing())
+            .execute();
+        }
+        if (agentRow) {
+          // Its row may already be stored, without the result, by a store during the write.
+          await trx
+            .insertInto('checkpoints')
+            .values(agentRow)
+            .onConflict((oc) =>
+              oc.column('id').doUpdateSet((eb) => ({
+                result_version: eb.ref('excluded.result_version'),
+                result_blocks_json: eb.ref('excluded.result_blocks_json'),
+                kept_json: eb.ref('excluded.kept_json'),
+              })),
+            )
+            .execute();
+        } else if (opts.reason === 'edit') {
+          await trx
+            .insertInto('checkpoints')
+            .values({
+              id: newId('ver'),
+              artifact_id: live.id,
+              doc_version: version,
+              reason: 'edit',
+              label: null,
+              pinned: 0,
+              author_id: opts.authorId,
+              instruction: opts.instruction,
+              content: packText(markdown),
+              kept_json: null,
+              blocks_json: digest,
+              created_at: now,
+            })
+            .execute();
+        }
+        const seq = await log.append(trx, live.id, taken);
+        if (opts.edited) {
+          const { actorId, by, mode, origin } = opts.edited;
+          await deps.emit(
+            trx,
+            {
+              type: 'document.edited',
+              workspaceId: workspace_id,
+              actorId,
+              artifactId: live.id,
+              data: { document_id: live.id, version, ...(mode ? { mode } : {}), by },
+            },
+            origin,
+          );
+        }
+        await opts.within?.(trx, version);
+        return { version, seq };
+      });
+    } catch (error) {
+      // Nothing was stored: the changes are still to be stored, by the next store.
+      live.unsaved.unshift(...taken);
+      throw error;
+    }
+    if (result.seq !== null) {
+      // Every entry before it was taken in under the lock.
+      live.lastSeq = Math.max(live.lastSeq, result.seq);
+      live.logged++;
+    }
+    const done = new Set(staged.map((row) => row.id));
+    if (opts.agentRow) done.add(opts.agentRow.id);
+    live.staged = live.staged.filter((row) => !done.has(row.id));
+    live.digestVersion = result.version;
+    stored(live, marksOf(taken));
+    if (live.logged >= FOLD_AFTER) {
+      // The version is stored; a fold that fails leaves a longer log, tried again next time.
+      try {
+        stored(live, marksOf(await log.fold(live)));
+      } catch (error) {
+        console.error(`could not fold the log of ${live.id}`, error);
+      }
+    }
+    return result.version;
+  }
+
+  return { persist };
+}
