@@ -10,6 +10,14 @@ export interface ActivityEntry {
   outcome: 'ok' | 'error';
   errorCode?: string | undefined;
   durationMs: number;
+  /** The agent that made the call for the person, when one did. */
+  agent?: string | undefined;
+}
+
+export interface ActivityFilter {
+  tool?: string | undefined;
+  outcome?: 'ok' | 'error' | undefined;
+  before?: string | undefined;
 }
 
 const ID_FIELD = /(^|_)id$/;
@@ -65,17 +73,25 @@ export function activityService(deps: Deps) {
       error_code: entry.errorCode ?? null,
       duration_ms: Math.round(entry.durationMs),
       created_at: Date.now(),
+      agent: entry.agent ?? null,
     };
     return new Promise((done, fail) => {
       if (pending.push({ row, done, fail }) === 1) setImmediate(() => void flush());
     });
   }
 
-  async function list(actor: Actor, limit = 100) {
+  /**
+   * The person's tool calls, newest first; `tool` and `outcome` narrow them, `before` (an entry id)
+   * continues after the last one shown.
+   */
+  async function list(actor: Actor, limit = 100, filter: ActivityFilter = {}) {
     const rows = await db
       .selectFrom('activity')
       .selectAll()
       .where('person_id', '=', actor.personId)
+      .$if(filter.tool !== undefined, (q) => q.where('tool', '=', filter.tool as string))
+      .$if(filter.outcome !== undefined, (q) => q.where('outcome', '=', filter.outcome as string))
+      .$if(filter.before !== undefined, (q) => q.where('id', '<', filter.before as string))
       .orderBy('id', 'desc')
       .limit(Math.min(Math.max(1, limit), 500))
       .execute();
@@ -87,6 +103,7 @@ export function activityService(deps: Deps) {
       ...(r.error_code ? { error_code: r.error_code } : {}),
       duration_ms: r.duration_ms,
       at: r.created_at,
+      ...(r.agent ? { agent: r.agent } : {}),
     }));
   }
 
@@ -108,9 +125,23 @@ export function notificationsService(deps: Deps) {
       body: r.body,
       ...(r.artifact_id ? { artifact_id: r.artifact_id } : {}),
       ...(r.thread_id ? { thread_id: r.thread_id } : {}),
+      // Ids only, as stored when it was sent: the automation's page says whether it can be opened.
+      ...(r.automation_id ? { automation_id: r.automation_id } : {}),
+      ...(r.automation_id && r.run_id ? { run_id: r.run_id } : {}),
       read: r.read === 1,
       at: r.created_at,
     }));
   }
-  return { list };
+  /** Marks the person's notifications read: the ones named, or all of them. */
+  async function markRead(actor: Actor, ids: string[] | 'all') {
+    if (ids !== 'all' && ids.length === 0) return;
+    await deps.db
+      .updateTable('notifications')
+      .set({ read: 1 })
+      .where('person_id', '=', actor.personId)
+      .where('read', '=', 0)
+      .$if(ids !== 'all', (q) => q.where('id', 'in', ids as string[]))
+      .execute();
+  }
+  return { list, markRead };
 }

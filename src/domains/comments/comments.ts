@@ -1,11 +1,12 @@
-import { sql } from 'kysely';
+import type { Transaction } from 'kysely';
 import { DomainError, invalid } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import type { Deps, WriteOptions } from '../deps.ts';
 import type { Actor } from '../workspace/actor.ts';
-import { artifactFor, effectiveRole, requireRole, type Artifact, type Db } from '../workspace/access.ts';
+import { artifactFor, requireRole } from '../workspace/access.ts';
 import type { Anchors } from '../documents/anchors.ts';
-import { findMentions, resolveMentions } from './mentions.ts';
+import type { Database } from '../../storage/schema.ts';
+import { recordMentions } from './record-mentions.ts';
 
 /** Replies shown per thread; older ones are left out and `more_replies` says so. */
 export const REPLY_CAP = 20;
@@ -45,13 +46,10 @@ function requireBody(body: unknown): string {
 export function commentsService(deps: Deps, anchors: Anchors) {
   const { db } = deps;
 
-  async function labels(ids: string[]): Promise<Map<string, string>> {
-    if (ids.length === 0) return new Map();
-    const rows = await db
-      .selectFrom('people')
-      .select(['id', 'name'])
-      .where('id', 'in', [...new Set(ids)])
-      .execute();
+  async function labels(ids: (string | null)[]): Promise<Map<string, string>> {
+    const wanted = [...new Set(ids.filter((id): id is string => id !== null))];
+    if (wanted.length === 0) return new Map();
+    const rows = await db.selectFrom('people').select(['id', 'name']).where('id', 'in', wanted).execute();
     return new Map(rows.map((r) => [r.id, r.name]));
   }
 
@@ -103,7 +101,8 @@ export function commentsService(deps: Deps, anchors: Anchors) {
         created_at: t.created_at,
         replies: shown.map((r) => ({
           comment_id: r.id,
-          author_label: names.get(r.author_id) ?? 'Someone',
+          // An agent's reply is labelled with the agent's name; it has no person behind it.
+          author_label: r.agent ?? names.get(r.author_id ?? '') ?? 'Someone',
           body: r.deleted ? '' : r.body,
           deleted: r.deleted === 1,
           created_at: r.created_at,
@@ -113,6 +112,24 @@ export function commentsService(deps: Deps, anchors: Anchors) {
       };
     });
     return { document_id: artifact.id, role, include_resolved: includeResolved, threads: result };
+  }
+
+  /** The events of a new comment, in its transaction: created, and one per agent it mentions. */
+  async function commentEvents(
+    trx: Transaction<Database>,
+    actor: Actor,
+    artifactId: string,
+    threadId: string,
+    body: string,
+    agents: readonly string[],
+    options: WriteOptions,
+  ) {
+    const event = { workspaceId: actor.workspaceId, actorId: actor.personId, artifactId };
+    const data = { document_id: artifactId, thread_id: threadId, body };
+    await deps.emit(trx, { type: 'comment.created', ...event, data }, options.origin);
+    for (const agent of agents) {
+      await deps.emit(trx, { type: 'comment.mentioned', ...event, data: { ...data, agent } }, options.origin);
+    }
   }
 
   async function add(
@@ -165,6 +182,7 @@ export function commentsService(deps: Deps, anchors: Anchors) {
           })
           .execute();
         const mentions = await recordMentions(trx, actor, access.artifact, threadId, commentId, body);
+        await commentEvents(trx, actor, access.artifact.id, threadId, body, mentions.agents, options);
         await options.within?.(trx, { thread_id: threadId, comment_id: commentId });
         return {
           artifact: access.artifact,
@@ -193,6 +211,7 @@ export function commentsService(deps: Deps, anchors: Anchors) {
         })
         .execute();
       const mentions = await recordMentions(trx, actor, access.artifact, id, null, body);
+      await commentEvents(trx, actor, access.artifact.id, id, body, mentions.agents, options);
       await options.within?.(trx, { thread_id: id, comment_id: id });
       return {
         artifact: access.artifact,
@@ -203,19 +222,6 @@ export function commentsService(deps: Deps, anchors: Anchors) {
       };
     });
 
-    const event = { workspaceId: actor.workspaceId, actorId: actor.personId };
-    deps.emit({
-      type: 'comment.created',
-      ...event,
-      data: { document_id: outcome.artifact.id, thread_id: outcome.thread_id, body },
-    });
-    for (const agent of outcome.mentions.agents) {
-      deps.emit({
-        type: 'comment.mentioned',
-        ...event,
-        data: { document_id: outcome.artifact.id, thread_id: outcome.thread_id, agent, body },
-      });
-    }
     const common = {
       document_id: outcome.artifact.id,
       thread_id: outcome.thread_id,
@@ -229,77 +235,6 @@ export function commentsService(deps: Deps, anchors: Anchors) {
       anchored: outcome.anchored,
       ...(excerpt !== null && !outcome.anchored ? { anchor_excerpt_ignored: excerpt } : {}),
     };
-  }
-
-  /**
-   * People mentioned get a notification when they can open the artifact (others are not told
-   * it exists); agent handles are recorded on the thread as a request to that agent.
-   */
-  async function recordMentions(
-    trx: Db,
-    actor: Actor,
-    artifact: Artifact,
-    threadId: string,
-    commentId: string | null,
-    body: string,
-  ): Promise<{ notified: number; agents: string[] }> {
-    const handles = findMentions(body);
-    if (handles.length === 0) return { notified: 0, agents: [] };
-    const lowered = handles.map((h) => h.toLowerCase());
-    const [people, agents] = await Promise.all([
-      trx
-        .selectFrom('people')
-        .select(['id', 'handle'])
-        .where('workspace_id', '=', actor.workspaceId)
-        .where(sql<string>`lower(handle)`, 'in', lowered)
-        .execute(),
-      trx.selectFrom('agents').select('handle').where('workspace_id', '=', actor.workspaceId).execute(),
-    ]);
-    const resolved = resolveMentions(handles, {
-      people: new Map(people.map((p) => [p.handle.toLowerCase(), p.id])),
-      agents: agents.map((a) => a.handle),
-    });
-    const now = Date.now();
-    const author = await trx
-      .selectFrom('people')
-      .select('name')
-      .where('id', '=', actor.personId)
-      .executeTakeFirst();
-    let notified = 0;
-    for (const personId of resolved.personIds) {
-      if (personId === actor.personId || !(await effectiveRole(trx, personId, artifact))) continue;
-      notified++;
-      await trx
-        .insertInto('notifications')
-        .values({
-          id: newId('ntf'),
-          workspace_id: actor.workspaceId,
-          person_id: personId,
-          kind: 'mention',
-          actor_id: actor.personId,
-          artifact_id: artifact.id,
-          thread_id: threadId,
-          body: `${author?.name ?? 'Someone'} mentioned you on “${artifact.title}”: ${body.slice(0, 280)}`,
-          read: 0,
-          created_at: now,
-        })
-        .execute();
-    }
-    for (const agent of resolved.agents) {
-      await trx
-        .insertInto('agent_requests')
-        .values({
-          id: newId('req'),
-          thread_id: threadId,
-          comment_id: commentId,
-          agent,
-          requested_by: actor.personId,
-          status: 'pending',
-          created_at: now,
-        })
-        .execute();
-    }
-    return { notified, agents: resolved.agents };
   }
 
   async function resolve(

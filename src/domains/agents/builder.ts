@@ -1,0 +1,127 @@
+import type { ModelMessage } from 'ai';
+import { chat } from '../../engine/model.ts';
+import { DomainError } from '../../errors.ts';
+import type { PlanError } from '../automations/validate.ts';
+import { parseBuilderAnswer } from './builder-answer.ts';
+import { askingComment, kindOf, readThreads, requestThread, threadText } from './context.ts';
+import { recordDraft, type Outcome } from './requests.ts';
+import { asPerson, type Agent, type AgentTurn } from './turn.ts';
+
+/** Times the model is sent the validator's errors to repair its plan. */
+export const REPAIRS = 3;
+
+/** The catalogue and the plan's JSON Schema, as describe_capabilities gives them to the person. */
+async function guide(turn: AgentTurn): Promise<string> {
+  const described = await asPerson(turn, 'describe_capabilities', {}, () =>
+    turn.services.automations.describe(turn.actor, {}),
+  );
+  // node_shapes repeats the plan schema's $defs; the plan schema alone says it all.
+  const { node_shapes: _shapes, ...rest } = described;
+  return JSON.stringify(rest);
+}
+
+function instructions(name: string, guideJson: string): string {
+  return [
+    `You are the Builder, the agent of Tandem that drafts automations. ${name} asked you for one in a comment thread. Turn the request into a FlowPlan (planVersion 1) that passes validation.`,
+    'Answer with exactly one JSON object and nothing else:',
+    '{"ask": "<the request, in one sentence>", "write_approval": "required" or "automatic", "plan": <the FlowPlan>}',
+    'Rules: node ids are unique; edges form a DAG; a ref binding names a node upstream of the node using it; a capability of kind write needs an approval node upstream on every path unless write_approval is "automatic" (then the plan has no approval node). Use only the capabilities listed below, with their input schemas. The plan has no trigger: the person sets it in the app when publishing.',
+    'The capabilities this person may use and the plan schema (describe_capabilities):',
+    guideJson,
+  ].join('\n');
+}
+
+function problemsText(errors: PlanError[]): string {
+  return errors
+    .map((e) => `- [${e.rule}]${e.path.length ? ` at ${e.path.join('.')}` : ''}: ${e.message}`)
+    .join('\n');
+}
+
+/** The reply for a stored draft: its steps, its writes and where to review and publish it. */
+async function draftReply(turn: AgentTurn, flowVersionId: string): Promise<Outcome> {
+  const draft = await turn.services.drafts.read(turn.actor, flowVersionId);
+  const name = typeof draft.plan_json.name === 'string' ? draft.plan_json.name : draft.ask;
+  // The summary's steps come numbered (and indented inside a map), as the automations page shows them.
+  const steps = draft.steps.join('\n');
+  const writes = draft.writes.length
+    ? `**Writes** (${draft.write_approval === 'automatic' ? 'made without asking' : 'each waits for an approval first'}):\n${draft.writes.map((w) => `- ${w}`).join('\n')}`
+    : 'It writes nothing.';
+  return {
+    status: 'answered',
+    body: [
+      `I drafted an automation for this: **${name}**. It is only a draft: nothing is published, scheduled or run.`,
+      `**Steps**\n${steps}`,
+      writes,
+      `Review it, set a trigger and publish it in the app: ${draft.url}`,
+    ].join('\n\n'),
+  };
+}
+
+/**
+ * The Builder: asks the model for a FlowPlan with describe_capabilities as its guide, drafts it as
+ * the person who asked (the same domain call as draft_automation), sends the validator's errors
+ * back up to REPAIRS times, and replies with the draft. It never publishes or runs anything.
+ */
+export const builder: Agent = async (turn): Promise<Outcome> => {
+  // A worker that died after drafting left the draft on the request: reply with it, draft once.
+  if (turn.request.flow_version_id) return draftReply(turn, turn.request.flow_version_id);
+  const { threads } = await readThreads(turn);
+  const thread = requestThread(threads, turn.request.thread_id);
+  const asking = await askingComment(turn, thread);
+  const artifact = await turn.services.deps.db
+    .selectFrom('artifacts')
+    .select(['id', 'title', 'type'])
+    .where('id', '=', turn.request.artifact_id)
+    .executeTakeFirstOrThrow();
+  const system = instructions(asking.author_label, await guide(turn));
+  const messages: ModelMessage[] = [
+    {
+      role: 'user',
+      content: [
+        `The thread is on the ${kindOf(artifact.type as 'document')} “${artifact.title}” (id ${artifact.id}).`,
+        threadText(thread, turn.request.comment_id),
+        `The request, from ${asking.author_label}:\n${asking.body}`,
+      ].join('\n\n'),
+    },
+  ];
+  let last = '';
+  for (let attempt = 0; attempt <= REPAIRS; attempt++) {
+    const text = await chat(turn.model, {
+      instructions: system,
+      messages,
+      timeoutMs: turn.timeoutMs,
+      signal: turn.signal,
+    });
+    messages.push({ role: 'assistant', content: text });
+    const parsed = parseBuilderAnswer(text);
+    let problem: string;
+    if ('problem' in parsed) problem = parsed.problem;
+    else {
+      const { answer } = parsed;
+      const ask = (answer.ask?.trim() || asking.body.trim()).replace(/\s+/g, ' ').slice(0, 1000);
+      const args = { plan_json: answer.plan, ask, write_approval: answer.write_approval ?? 'required' };
+      try {
+        const drafted = await asPerson(turn, 'draft_automation', {}, () =>
+          turn.services.automations.draft(turn.actor, args, {
+            within: (trx, result) =>
+              recordDraft(trx, turn.request.id, turn.workerId, String(result.flow_version_id)),
+          }),
+        );
+        return draftReply(turn, drafted.flow_version_id);
+      } catch (error) {
+        if (!(error instanceof DomainError) || !['invalid_plan', 'invalid_argument'].includes(error.code))
+          throw error;
+        const errors = (error.data?.errors ?? []) as PlanError[];
+        problem = errors.length ? `The validator refused the plan:\n${problemsText(errors)}` : error.message;
+      }
+    }
+    last = problem;
+    messages.push({ role: 'user', content: `${problem}\nAnswer again with the corrected JSON object only.` });
+  }
+  return {
+    status: 'failed',
+    body: `I could not draft an automation that passes the checks after ${REPAIRS + 1} attempts. The last problems were:\n\n${last}\n\nMention @${turn.request.agent} again with more detail to try again.`,
+    errorCode: 'plan_invalid',
+    error: last,
+  };
+};
