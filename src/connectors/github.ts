@@ -1,0 +1,153 @@
+import { Octokit } from '@octokit/rest';
+import { StepError } from '../engine/values.ts';
+import { answerFailure, connectionFailure, retryAfterMs, type Attempt } from './failures.ts';
+import { ConnectionError, guardedFetch, type Net } from './net.ts';
+import type { Connection, Transport } from './transport.ts';
+
+/** GitHub through Octokit's REST client; `api_url` points it at GitHub Enterprise (…/api/v3). */
+
+export const GITHUB_API_URL = 'https://api.github.com';
+
+const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+
+function client(connection: Connection, net: Net): Octokit {
+  return new Octokit({
+    auth: connection.settings.token,
+    baseUrl: (connection.settings.api_url ?? GITHUB_API_URL).replace(/\/+$/, ''),
+    userAgent: 'Tandem',
+    log: quiet,
+    request: { fetch: guardedFetch('GitHub', net) },
+  });
+}
+
+interface OctokitFailure {
+  status: number;
+  message: string;
+  response?: { headers: Record<string, string | undefined>; data: unknown };
+  cause?: unknown;
+}
+
+/** GitHub's answer or the connection's failure, as the node's error. */
+function failure(a: Attempt, error: unknown): StepError {
+  if (error instanceof StepError) return error;
+  const e = error as OctokitFailure;
+  if (e.cause instanceof StepError) return e.cause;
+  if (e.cause instanceof ConnectionError) return connectionFailure(a, e.cause);
+  if (e.response && typeof e.status === 'number') {
+    const { headers, data } = e.response;
+    const message =
+      typeof (data as { message?: unknown } | null)?.message === 'string'
+        ? (data as { message: string }).message
+        : typeof data === 'string'
+          ? data.slice(0, 300)
+          : '';
+    // GitHub's primary limit answers 403 with no requests remaining; its secondary limit says Retry-After.
+    const spent = headers['x-ratelimit-remaining'] === '0';
+    let wait = retryAfterMs(headers['retry-after']);
+    if (wait === undefined && spent && headers['x-ratelimit-reset'])
+      wait = Math.max(0, Number(headers['x-ratelimit-reset']) * 1000 - Date.now());
+    const rateLimited = (e.status === 403 || e.status === 429) && (spent || wait !== undefined);
+    return answerFailure(a, { status: e.status, message, retryAfterMs: wait, rateLimited });
+  }
+  return new StepError(`GitHub ${a.action} failed: ${(error as Error).message}`);
+}
+
+function repoOf(input: Record<string, unknown>) {
+  const [owner = '', repo = ''] = String(input.repo).split('/');
+  return { owner, repo };
+}
+
+/** Runs one call; every failure becomes the node's error. */
+async function attempt<T>(a: Attempt, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw failure(a, error);
+  }
+}
+
+const read = (action: string): Attempt => ({ service: 'GitHub', action, write: false });
+const write = (action: string): Attempt => ({ service: 'GitHub', action, write: true });
+
+export const github: Transport = {
+  async get_issue(input, connection, net) {
+    const { data } = await attempt(read('get_issue'), () =>
+      client(connection, net).rest.issues.get({ ...repoOf(input), issue_number: Number(input.number) }),
+    );
+    return {
+      number: data.number,
+      title: data.title,
+      body: data.body ?? '',
+      state: data.state,
+      url: data.html_url,
+      labels: data.labels.map((l) => (typeof l === 'string' ? l : (l.name ?? ''))),
+    };
+  },
+
+  async list_pull_requests(input, connection, net) {
+    const { data } = await attempt(read('list_pull_requests'), () =>
+      client(connection, net).rest.pulls.list({
+        ...repoOf(input),
+        state: (input.state as 'open' | 'closed' | 'all' | undefined) ?? 'open',
+        per_page: (input.limit as number | undefined) ?? 30,
+      }),
+    );
+    return {
+      pull_requests: data.map((pr) => ({
+        number: pr.number,
+        title: pr.title,
+        author: pr.user?.login ?? '',
+        url: pr.html_url,
+      })),
+    };
+  },
+
+  async create_issue(input, connection, net) {
+    const { data } = await attempt(write('create_issue'), () =>
+      client(connection, net).rest.issues.create({
+        ...repoOf(input),
+        title: String(input.title),
+        ...(input.body !== undefined ? { body: String(input.body) } : {}),
+        ...(input.labels !== undefined ? { labels: input.labels as string[] } : {}),
+      }),
+    );
+    return { number: data.number, url: data.html_url };
+  },
+
+  async comment_on_issue(input, connection, net) {
+    const { data } = await attempt(write('comment_on_issue'), () =>
+      client(connection, net).rest.issues.createComment({
+        ...repoOf(input),
+        issue_number: Number(input.number),
+        body: String(input.body),
+      }),
+    );
+    return { comment_id: data.id, url: data.html_url };
+  },
+
+  async get_file(input, connection, net) {
+    const path = String(input.path).replace(/^\/+/, '');
+    const { data } = await attempt(read('get_file'), () =>
+      client(connection, net).rest.repos.getContent({
+        ...repoOf(input),
+        path,
+        ...(input.ref !== undefined ? { ref: String(input.ref) } : {}),
+      }),
+    );
+    if (Array.isArray(data) || data.type !== 'file')
+      throw new StepError(
+        `${path} in ${String(input.repo)} is not a file (it is a ${Array.isArray(data) ? 'directory' : data.type})`,
+      );
+    if (data.encoding !== 'base64' || typeof data.content !== 'string')
+      throw new StepError(
+        `${path} in ${String(input.repo)} is ${data.size.toLocaleString('en-US')} bytes; GitHub returns the text of files up to 1 MB`,
+      );
+    return {
+      path: data.path,
+      sha: data.sha,
+      size: data.size,
+      text: Buffer.from(data.content, 'base64').toString('utf8'),
+      url: data.html_url ?? '',
+    };
+  },
+};
