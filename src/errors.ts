@@ -25,7 +25,10 @@ export type ErrorCode =
   | 'too_long'
   | 'invalid_plan'
   | 'paused'
-  | 'already_decided';
+  | 'already_decided'
+  | 'not_rerunnable'
+  | 'duplicate_delivery'
+  | 'rate_limited';
 
 export class DomainError extends Error {
   readonly code: ErrorCode;

@@ -105,4 +105,14 @@ describe('lineDiff', () => {
     assert.equal(shown[79], '+b38');
     assert.equal(shown[80], '… 1 more diff lines');
   });
+
+  it('gives up, rather than work for long, on sources that differ in thousands of lines', () => {
+    const lines = (tag: string) => Array.from({ length: 10_000 }, (_, i) => `<p>${tag} ${i}</p>`).join('\n');
+    const started = performance.now();
+    assert.equal(lineDiff(lines('old'), lines('new')), null);
+    assert.ok(performance.now() - started < 2000, `${Math.round(performance.now() - started)} ms`);
+    // A few changed lines in a long source are still shown.
+    const long = lines('same');
+    assert.match(lineDiff(long, long.replace('same 5000<', 'changed<'))?.excerpt ?? '', /\+<p>changed<\/p>/);
+  });
 });

@@ -8,12 +8,21 @@ export interface LineDiff {
 }
 
 const MAX_EXCERPT_LINES = 80;
+/**
+ * Past this many added and removed lines the diff is not worked out: its cost grows with their
+ * number times the length of the sources (minutes for pages rewritten from top to bottom), and an
+ * excerpt of 80 lines says little about so many changes anyway.
+ */
+const MAX_EDIT_LINES = 1000;
 
-/** A short line-level diff of two sources, or null when they are the same. */
+/** A short line-level diff of two sources, or null when they are the same or differ too widely. */
 export function lineDiff(oldText: string, newText: string): LineDiff | null {
   if (oldText === newText) return null;
-  const patch = structuredPatch('old', 'new', oldText, newText, '', '', { context: 2 });
-  if (patch.hunks.length === 0) return null;
+  const patch = structuredPatch('old', 'new', oldText, newText, '', '', {
+    context: 2,
+    maxEditLength: MAX_EDIT_LINES,
+  });
+  if (!patch || patch.hunks.length === 0) return null;
   const lines: string[] = [];
   let start = Infinity;
   let end = 0;

@@ -146,4 +146,9 @@ describe('hasActiveContent reads the source the ways browsers differ', () => {
   it('does not flag a select whose options are plain text', () => {
     assert.equal(hasActiveContent('<select><option>one</option><option>two</option></select>'), false);
   });
+  it('reads a page with a quarter of a million sibling elements, a script at its end included', () => {
+    const wide = '<br>'.repeat(250_000);
+    assert.equal(hasActiveContent(wide), false);
+    assert.equal(hasActiveContent(`${wide}<script>x()</script>`), true);
+  });
 });

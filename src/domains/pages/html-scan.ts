@@ -77,7 +77,8 @@ function scan(html: string, scriptingEnabled: boolean): boolean {
       }
       if (node.tagName === 'template' && 'content' in node) stack.push(node.content as Node);
     }
-    if ('childNodes' in node) stack.push(...(node.childNodes as Node[]));
+    // One by one: spreading a node's children into push's arguments overflows the stack past ~100,000.
+    if ('childNodes' in node) for (const child of node.childNodes as Node[]) stack.push(child);
   }
   return false;
 }

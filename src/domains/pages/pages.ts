@@ -32,6 +32,13 @@ function requireHtml(html: unknown): string {
   return html;
 }
 
+function requireExpected(expected: unknown): number {
+  if (typeof expected !== 'number' || !Number.isSafeInteger(expected) || expected < 0) {
+    throw invalid('expected_version must be a non-negative integer');
+  }
+  return expected;
+}
+
 function describe(html: string) {
   return {
     byte_size: Buffer.byteLength(html, 'utf8'),
@@ -78,13 +85,14 @@ export function pagesService(deps: Deps) {
       });
       if (created.conversation_id)
         await postArtifactCard(trx, actor, created, await personName(trx, actor.personId));
+      await deps.emit(trx, {
+        type: 'page.written',
+        workspaceId: actor.workspaceId,
+        actorId: actor.personId,
+        artifactId: created.id,
+        data: { page_id: created.id, version: 1, created: true },
+      });
       return created;
-    });
-    deps.emit({
-      type: 'page.written',
-      workspaceId: actor.workspaceId,
-      actorId: actor.personId,
-      data: { page_id: artifact.id, version: 1, created: true },
     });
     return { page_id: artifact.id, title, version: 1, ...describe(html) };
   }
@@ -110,20 +118,63 @@ export function pagesService(deps: Deps) {
     input: { page_id?: unknown; html?: unknown; expected_version?: unknown },
     options: WriteOptions = {},
   ) {
-    const expected = input.expected_version;
-    if (typeof expected !== 'number' || !Number.isSafeInteger(expected) || expected < 0) {
-      throw invalid('expected_version must be a non-negative integer');
-    }
+    const expected = requireExpected(input.expected_version);
     // Type and role are checked before the html so a wrong target is named first.
     const before = await artifactFor(db, actor, input.page_id);
     requirePage(before.artifact, true);
     requireRole(before, 'editor');
     const html = requireHtml(input.html);
+    return commit(
+      actor,
+      before.artifact.id,
+      html,
+      expected,
+      { reason: 'agent_edit', instruction: 'write_page' },
+      options,
+    );
+  }
 
+  /**
+   * A person restores an earlier version: its HTML becomes the next version (a write like any
+   * other, under the same version check), and the version it replaces is kept as a `restore` row.
+   */
+  async function restore(
+    actor: Actor,
+    input: { page_id?: unknown; version_id?: unknown; expected_version?: unknown },
+  ) {
+    const expected = requireExpected(input.expected_version);
+    const access = await artifactFor(db, actor, input.page_id);
+    requirePage(access.artifact, true);
+    requireRole(access, 'editor');
+    const row =
+      typeof input.version_id === 'string'
+        ? await db
+            .selectFrom('checkpoints')
+            .select(['doc_version', 'content'])
+            .where('id', '=', input.version_id)
+            .where('artifact_id', '=', access.artifact.id)
+            .executeTakeFirst()
+        : undefined;
+    if (!row || row.content === null) throw invalid('That version is not one of this page’s versions');
+    return commit(actor, access.artifact.id, unpackText(row.content), expected, {
+      reason: 'restore',
+      instruction: `restored version ${row.doc_version}`,
+    });
+  }
+
+  /** Stores `html` as the version after `expected`, keeping the source it replaces as a version row. */
+  async function commit(
+    actor: Actor,
+    pageId: string,
+    html: string,
+    expected: number,
+    row: { reason: 'agent_edit' | 'restore'; instruction: string },
+    options: WriteOptions = {},
+  ) {
     const outcome = await db
       .transaction()
       .execute(async (trx): Promise<{ conflict: number } | { version: number }> => {
-        const access: ArtifactAccess = await artifactFor(trx, actor, before.artifact.id);
+        const access: ArtifactAccess = await artifactFor(trx, actor, pageId);
         requireRole(access, 'editor');
         const current = access.artifact;
         if (current.version !== expected) return { conflict: current.version };
@@ -149,29 +200,34 @@ export function pagesService(deps: Deps) {
               id: newId('ver'),
               artifact_id: current.id,
               doc_version: current.version,
-              reason: 'agent_edit',
+              reason: row.reason,
               label: null,
               pinned: 0,
               author_id: actor.personId,
-              instruction: 'write_page',
+              instruction: row.instruction,
               content: packText(current.content),
               kept_json: null,
               created_at: Date.now(),
             })
             .execute();
         }
+        await deps.emit(
+          trx,
+          {
+            type: 'page.written',
+            workspaceId: actor.workspaceId,
+            actorId: actor.personId,
+            artifactId: current.id,
+            data: { page_id: current.id, version: next },
+          },
+          options.origin,
+        );
         await options.within?.(trx, { page_id: current.id, new_version: next, ...describe(html) });
         return { version: next };
       });
 
-    if ('conflict' in outcome) throw await versionConflict(before.artifact.id, expected, outcome.conflict);
-    deps.emit({
-      type: 'page.written',
-      workspaceId: actor.workspaceId,
-      actorId: actor.personId,
-      data: { page_id: before.artifact.id, version: outcome.version },
-    });
-    return { page_id: before.artifact.id, new_version: outcome.version, ...describe(html) };
+    if ('conflict' in outcome) throw await versionConflict(pageId, expected, outcome.conflict);
+    return { page_id: pageId, new_version: outcome.version, ...describe(html) };
   }
 
   /** The conflict carries what changed between the version the caller read and the current one. */
@@ -232,7 +288,7 @@ export function pagesService(deps: Deps) {
       : { title: artifact.title, html: unpackText(checkpoint.content) };
   }
 
-  return { create, read, write, sourceAt };
+  return { create, read, write, restore, sourceAt };
 }
 
 export type PagesService = ReturnType<typeof pagesService>;

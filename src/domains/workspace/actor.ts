@@ -5,7 +5,18 @@ export interface Actor {
   personId: string;
   workspaceId: string;
   scopes: ReadonlySet<Scope>;
+  /**
+   * `agent` when an agent acts for the person, as the way the call came in says: the MCP adapter
+   * (HTTP or stdio) and a mention's agent set it. Absent when the person acts themselves (the
+   * app's session, the JSON API, the CLI, their automations' runs).
+   */
+  by?: ActedBy;
 }
+
+/** Whether a person did something themselves or an agent did it for them. */
+export type ActedBy = 'person' | 'agent';
+
+export const actedBy = (actor: Pick<Actor, 'by'>): ActedBy => actor.by ?? 'person';
 
 export const SCOPES = ['automations:read', 'automations:write', 'documents:read', 'documents:write'] as const;
 export type Scope = (typeof SCOPES)[number];

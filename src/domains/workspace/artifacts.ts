@@ -1,3 +1,4 @@
+import { postMessage } from './messages.ts';
 import { newId } from '../../ids.ts';
 import { DomainError, invalid } from '../../errors.ts';
 import type { Actor } from './actor.ts';
@@ -115,24 +116,18 @@ export async function postArtifactCard(
 ): Promise<void> {
   if (!artifact.conversation_id) return;
   const noun = NOUN[artifact.type] ?? 'artifact';
-  await trx
-    .insertInto('messages')
-    .values({
-      id: newId('msg'),
-      conversation_id: artifact.conversation_id,
-      author_id: actor.personId,
-      kind: 'card',
-      body: `${authorName} created the ${noun} “${artifact.title}”.`,
-      card_json: JSON.stringify({
-        type: 'artifact',
-        action: 'created',
-        artifact_id: artifact.id,
-        artifact_type: artifact.type,
-        title: artifact.title,
-      }),
-      created_at: Date.now(),
-    })
-    .execute();
+  await postMessage(trx, {
+    conversationId: artifact.conversation_id,
+    authorId: actor.personId,
+    body: `${authorName} created the ${noun} “${artifact.title}”.`,
+    card: {
+      type: 'artifact',
+      action: 'created',
+      artifact_id: artifact.id,
+      artifact_type: artifact.type,
+      title: artifact.title,
+    },
+  });
 }
 
 export async function personName(db: Db, personId: string): Promise<string> {

@@ -68,3 +68,13 @@ export const demoFixture: Fixture = {
     },
   ],
 };
+
+/** The demo fixture with one password for all its people (printed once, when the demo is made). */
+export function demoWithPassword(password: string): Fixture {
+  return {
+    workspaces: demoFixture.workspaces.map((ws) => ({
+      ...ws,
+      users: ws.users.map((u) => ({ ...u, password })),
+    })),
+  };
+}

@@ -14,6 +14,8 @@ const user = z.strictObject({
       'a handle is letters, digits, _ . - and starts with a letter or digit',
     )
     .optional(),
+  /** Signs in at /login (every workspace of this e-mail shares one password). */
+  password: z.string().min(8, 'a password needs at least 8 characters').max(1024).optional(),
 });
 
 const pod = z.strictObject({
@@ -35,6 +37,8 @@ const connector = z.strictObject({
   personal: z.boolean().default(false),
   owner: email.optional(),
   secret: z.string().optional(),
+  /** The provider's settings (domains/connectors/settings.ts): api_url, token, smtp_url, from, … */
+  config: z.record(z.string(), z.string()).optional(),
 });
 
 const artifactBase = {

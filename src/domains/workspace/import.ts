@@ -1,6 +1,11 @@
 import { DomainError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
+import { accountKey, storePasswordHash } from '../auth/accounts.ts';
+import { hashPassword } from '../auth/passwords.ts';
 import type { Deps } from '../deps.ts';
+import { applySettings } from '../connectors/settings.ts';
+import { settingsColumns } from '../connectors/store.ts';
+import type { SecretBox } from '../connectors/secrets.ts';
 import { insertArtifact, type ArtifactType } from './artifacts.ts';
 import { describeFixtureErrors, fixtureSchema, type FixtureWorkspace } from './fixture.ts';
 import type { Db } from './access.ts';
@@ -23,16 +28,43 @@ function fail(message: string): never {
 export async function importFixture(deps: Deps, raw: unknown): Promise<ImportResult> {
   const parsed = fixtureSchema.safeParse(raw);
   if (!parsed.success) fail(describeFixtureErrors(parsed.error));
+  // Hashing is slow on purpose, so it happens before the transaction opens.
+  const passwords = await passwordHashes(parsed.data.workspaces);
   return deps.db.transaction().execute(async (trx) => {
     const out: ImportResult = { workspaces: {} };
     for (const [i, ws] of parsed.data.workspaces.entries()) {
-      out.workspaces[ws.name] = await importWorkspace(trx, ws, `workspaces.${i}`);
+      out.workspaces[ws.name] = await importWorkspace(trx, deps.secrets, ws, `workspaces.${i}`);
     }
+    for (const [email, hash] of passwords) await storePasswordHash(trx, email, hash);
     return out;
   });
 }
 
-async function importWorkspace(trx: Db, ws: FixtureWorkspace, at: string): Promise<ImportedWorkspace> {
+/** One password per account: the same e-mail given two different passwords is an error. */
+async function passwordHashes(workspaces: FixtureWorkspace[]): Promise<Map<string, string>> {
+  const given = new Map<string, { password: string; at: string }>();
+  for (const [i, ws] of workspaces.entries()) {
+    for (const [j, u] of ws.users.entries()) {
+      if (u.password === undefined) continue;
+      const at = `workspaces.${i}.users.${j}.password`;
+      const before = given.get(accountKey(u.email));
+      if (before && before.password !== u.password) {
+        fail(`${at}: ${u.email} has another password at ${before.at}; one e-mail signs in with one password`);
+      }
+      given.set(accountKey(u.email), { password: u.password, at });
+    }
+  }
+  const hashes = new Map<string, string>();
+  for (const [email, { password }] of given) hashes.set(email, await hashPassword(password));
+  return hashes;
+}
+
+async function importWorkspace(
+  trx: Db,
+  secrets: SecretBox,
+  ws: FixtureWorkspace,
+  at: string,
+): Promise<ImportedWorkspace> {
   const now = Date.now();
   const existing = await trx
     .selectFrom('workspaces')
@@ -116,17 +148,30 @@ async function importWorkspace(trx: Db, ws: FixtureWorkspace, at: string): Promi
 
   for (const [j, c] of ws.connectors.entries()) {
     if (c.personal && !c.owner) fail(`${at}.connectors.${j}.owner: a personal connector needs an owner`);
+    const connectorId = newId('con');
+    let settings;
+    try {
+      settings = applySettings(
+        c.provider,
+        {},
+        { ...c.config, ...(c.secret !== undefined ? { secret: c.secret } : {}) },
+      );
+    } catch (error) {
+      if (error instanceof DomainError) fail(`${at}.connectors.${j}.config: ${error.message}`);
+      throw error;
+    }
     await trx
       .insertInto('connectors')
       .values({
-        id: newId('con'),
+        id: connectorId,
         workspace_id: id,
         provider: c.provider,
         connected: c.connected ? 1 : 0,
         personal: c.personal ? 1 : 0,
         owner_id: c.owner ? person(c.owner, `${at}.connectors.${j}.owner`) : null,
-        secret: c.secret ?? null,
         created_at: now,
+        updated_at: now,
+        ...settingsColumns(secrets, connectorId, c.provider, settings),
       })
       .execute();
   }
