@@ -2,64 +2,113 @@ import {
   createMcpHandler,
   getOAuthProtectedResourceMetadataUrl,
   hostHeaderValidationResponse,
-  OAuthError,
-  OAuthErrorCode,
-  requireBearerAuth,
   type AuthInfo,
 } from '@modelcontextprotocol/server';
+import type { Credential } from '../domains/auth/credentials.ts';
 import type { Actor } from '../domains/workspace/actor.ts';
 import { SCOPES } from '../domains/workspace/actor.ts';
 import { buildMcpServer } from '../mcp/registry.ts';
 import type { Services } from '../services.ts';
+import { MCP_MAX_BODY } from './guards.ts';
 
 const DAY = 86_400_000;
 
-/** `/mcp` over Streamable HTTP: bearer personal access tokens, a scope challenge per tool. */
-export function mcpHttp(services: Services, resourceUrl: URL, allowedHosts: string[]) {
+/**
+ * The scope a client without a token is told to ask for first. Consent is per scope and happens
+ * when a tool first needs one (the 403 challenge names it), so no client asks for all four up
+ * front; reading is where nearly every session starts.
+ */
+export const FIRST_SCOPE = 'documents:read';
+
+const quoted = (value: string) => value.replace(/["\\]/g, '');
+
+/** `/mcp` over Streamable HTTP: personal access tokens or OAuth access tokens bound to `/mcp`. */
+export function mcpHttp(services: Services, resourceUrl: URL, allowedHosts: string[], issuer: string) {
   const resourceMetadataUrl = getOAuthProtectedResourceMetadataUrl(resourceUrl);
-  const gate = requireBearerAuth({
-    resourceMetadataUrl,
-    verifier: {
-      async verifyAccessToken(token: string): Promise<AuthInfo> {
-        const verified = await services.tokens.verify(token);
-        if (!verified)
-          throw new OAuthError(OAuthErrorCode.InvalidToken, 'The token is unknown or has expired');
-        return {
-          token,
-          clientId: verified.tokenId,
-          scopes: [...verified.actor.scopes],
-          // Tokens without an expiry are treated as valid for another day at each check.
-          expiresAt: Math.floor((verified.expiresAt ?? Date.now() + DAY) / 1000),
-          extra: { actor: verified.actor },
-        };
+  const resource = resourceUrl.href;
+
+  /** 401 with where to find the authorization server and which scope to start with. */
+  function unauthorized(hadToken: boolean): Response {
+    const error = hadToken
+      ? 'error="invalid_token", error_description="The token is unknown, expired, revoked or not for this resource", '
+      : '';
+    return Response.json(
+      {
+        error: 'invalid_token',
+        error_description: hadToken
+          ? 'The token is unknown, expired, revoked or not issued for this resource.'
+          : 'Connect with OAuth (this URL is all a client needs) or send Authorization: Bearer <token>.',
       },
-    },
-  });
+      {
+        status: 401,
+        headers: {
+          'WWW-Authenticate': `Bearer ${error}scope="${FIRST_SCOPE}", resource_metadata="${resourceMetadataUrl}"`,
+        },
+      },
+    );
+  }
+
+  async function authenticate(request: Request): Promise<AuthInfo | Response> {
+    const header = request.headers.get('authorization');
+    if (!header) return unauthorized(false);
+    const token = /^Bearer\s+(\S+)$/i.exec(header)?.[1];
+    const credential: Credential | null = token ? await services.credentials.bearer(token, resource) : null;
+    if (!credential || !token) return unauthorized(true);
+    return {
+      token,
+      clientId: credential.clientId ?? credential.credentialId,
+      scopes: SCOPES.filter((s) => credential.actor.scopes.has(s)),
+      // Personal access tokens without an expiry are treated as valid for another day at each check.
+      expiresAt: Math.floor((credential.expiresAt ?? Date.now() + DAY) / 1000),
+      resource: credential.kind === 'oauth' ? resourceUrl : undefined,
+      resourceMetadataUrl,
+      extra: { actor: credential.actor },
+    };
+  }
+
   const handler = createMcpHandler(
     (ctx) => {
       const actor = ctx.authInfo?.extra?.actor as Actor | undefined;
       if (!actor) throw new Error('an MCP request reached the server without a verified caller');
       return buildMcpServer(services, actor);
     },
-    { onerror: (error) => console.error('mcp:', error.message) },
+    { onerror: (error) => console.error('mcp:', error.message), maxRequestBodySize: MCP_MAX_BODY },
   );
+
   return {
     resourceMetadataUrl,
     async fetch(request: Request): Promise<Response> {
       const badHost = hostHeaderValidationResponse(request, allowedHosts);
       if (badHost) return badHost;
-      const auth = await gate(request);
+      const auth = await authenticate(request);
       if (auth instanceof Response) return auth;
-      return handler.fetch(request, { authInfo: auth });
+      return withGrantedScopes(await handler.fetch(request, { authInfo: auth }), auth.scopes);
     },
     metadata() {
       return {
-        resource: resourceUrl.href,
-        resource_name: 'Tandem',
-        scopes_supported: [...SCOPES],
+        resource,
+        authorization_servers: [issuer],
+        // Only the first scope is advertised: the others are asked for when a tool needs them.
+        scopes_supported: [FIRST_SCOPE],
         bearer_methods_supported: ['header'],
+        resource_name: 'Tandem',
       };
     },
     close: () => handler.close(),
   };
+}
+
+/**
+ * A tool call outside the token's scopes is answered 403 `insufficient_scope` by the SDK with the
+ * scope the tool needs; the challenge here names the token's scopes too, so re-authorizing for
+ * it keeps what the client has and adds the one it lacks.
+ */
+function withGrantedScopes(response: Response, granted: readonly string[]): Response {
+  const challenge = response.headers.get('www-authenticate');
+  if (response.status !== 403 || !challenge || !/error="insufficient_scope"/.test(challenge)) return response;
+  const needed = /scope="([^"]*)"/.exec(challenge)?.[1]?.split(' ').filter(Boolean) ?? [];
+  const union = SCOPES.filter((s) => granted.includes(s) || needed.includes(s));
+  const headers = new Headers(response.headers);
+  headers.set('WWW-Authenticate', challenge.replace(/scope="[^"]*"/, `scope="${quoted(union.join(' '))}"`));
+  return new Response(response.body, { status: 403, statusText: response.statusText, headers });
 }

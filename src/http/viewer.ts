@@ -1,11 +1,9 @@
 import { Hono } from 'hono';
-import { DomainError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import type { Config } from '../config.ts';
+import type { PageFrame } from './api-pages.ts';
 import type { PageLinkSigner } from './page-links.ts';
 import { sanitizePage } from './sanitize.ts';
-import { requestActor } from './auth.ts';
-import { escapeHtml, htmlPage } from './html.ts';
 
 /** The sandbox for viewed pages: no scripts, no same-origin, only popups for links. */
 export const FRAME_SANDBOX = 'allow-popups allow-popups-to-escape-sandbox';
@@ -27,32 +25,15 @@ export function pageCsp(appOrigin: string): string {
   ].join('; ');
 }
 
-/** `GET /pages/{id}` on the app: the page's frame, its source from the pages origin. */
-export function viewerRoutes(services: Services, config: Config, signer: PageLinkSigner) {
-  const app = new Hono();
-  app.get('/pages/:id', async (c) => {
-    const actor = await requestActor(services, c);
-    if (!actor) return c.redirect(`/login?next=${encodeURIComponent(c.req.path)}`);
-    let page;
-    try {
-      page = await services.pages.read(actor, c.req.param('id'));
-    } catch (error) {
-      if (error instanceof DomainError) {
-        const status = error.code === 'not_found' ? 404 : 409;
-        return c.html(htmlPage('Page', `<p class="note">${escapeHtml(error.message)}</p>`), status);
-      }
-      throw error;
-    }
-    const src = config.pagesOrigin + signer.sign(page.page_id, page.version);
-    const body = `<header><h1>${escapeHtml(page.title)}</h1><span>version ${page.version}</span></header>
-<iframe title="${escapeHtml(page.title)}" sandbox="${FRAME_SANDBOX}" referrerpolicy="no-referrer" src="${escapeHtml(src)}"></iframe>`;
-    c.header(
-      'Content-Security-Policy',
-      `default-src 'none'; style-src 'unsafe-inline'; frame-src ${config.pagesOrigin}; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`,
-    );
-    return c.html(htmlPage(page.title, body, { frame: true }));
+/**
+ * How the app frames a page version: a link signed for ten minutes to the pages origin, and the
+ * sandbox the frame carries (the app's `/pages/{id}` route shows it; see `api-pages.ts`).
+ */
+export function pageFrame(config: Pick<Config, 'pagesOrigin'>, signer: PageLinkSigner): PageFrame {
+  return (pageId, version) => ({
+    src: config.pagesOrigin + signer.sign(pageId, version),
+    sandbox: FRAME_SANDBOX,
   });
-  return app;
 }
 
 /** The pages origin: serves one signed page version, sanitised, under a strict policy. */

@@ -1,3 +1,5 @@
+import { log } from '../observability/log.ts';
+import { toolCalls, toolSeconds } from '../observability/metrics.ts';
 import { McpServer, requireScopes } from '@modelcontextprotocol/server';
 import { DomainError } from '../errors.ts';
 import { newId } from '../ids.ts';
@@ -5,7 +7,8 @@ import { targetIds } from '../domains/activity/activity.ts';
 import type { Actor } from '../domains/workspace/actor.ts';
 import type { Services } from '../services.ts';
 import { failure, scopeFailure, unexpectedFailure } from './errors.ts';
-import { advertised, describeArgumentErrors, type AnyTool } from './tool.ts';
+import { checkFields, checkShape } from './arguments.ts';
+import { advertised, describeArgumentErrors, inputFields, type AnyTool, type FieldRule } from './tool.ts';
 import { automationTools } from './tools/automations.ts';
 import { commentTools } from './tools/comments.ts';
 import { documentTools } from './tools/documents.ts';
@@ -31,6 +34,9 @@ interface Prepared {
   challenge: ReturnType<typeof requireScopes>;
 }
 
+/** Each tool's argument rules, rendered once per process. */
+const fieldsOf = new Map<AnyTool, Record<string, FieldRule>>(TOOLS.map((tool) => [tool, inputFields(tool)]));
+
 // Rendered once per process; each connection or request only binds them to its caller.
 const prepared: Prepared[] = TOOLS.map((tool) => ({
   tool,
@@ -41,7 +47,8 @@ const prepared: Prepared[] = TOOLS.map((tool) => ({
 
 /**
  * U+0000 becomes U+FFFD in every string argument, as CommonMark and HTML parsers read it, so
- * text stores the same on every database (PostgreSQL text cannot hold NUL).
+ * text stores the same on every database (PostgreSQL text cannot hold NUL). Arguments reach
+ * this only after `checkShape`, so the recursion is at most MAX_DEPTH deep.
  */
 function withoutNul(value: unknown): unknown {
   if (typeof value === 'string')
@@ -70,12 +77,15 @@ export async function callTool(
       errorCode = 'insufficient_scope';
       return scopeFailure(tool.name, tool.scope);
     }
+    // Depth and size first, before anything walks the arguments or the tool does any work.
+    checkShape(args);
     // Clients with strict function calling send null for arguments they leave out.
     const given = Object.fromEntries(
       Object.entries(args)
         .filter(([, value]) => value !== null)
         .map(([key, value]) => [key, withoutNul(value)]),
     );
+    checkFields(fieldsOf.get(tool) ?? inputFields(tool), given);
     const parsed = tool.input.safeParse(given);
     if (!parsed.success)
       throw new DomainError('invalid_argument', describeArgumentErrors(parsed.error, given));
@@ -94,9 +104,15 @@ export async function callTool(
     }
     const reference = newId('err');
     errorCode = 'internal';
-    console.error(`[${reference}] ${tool.name} failed`, error);
+    log.error({ err: error, reference, tool: tool.name }, 'a tool call failed unexpectedly');
     return unexpectedFailure(reference);
   } finally {
+    const seconds = (performance.now() - started) / 1000;
+    toolSeconds.observe({ tool: tool.name }, seconds);
+    toolCalls.inc({
+      tool: tool.name,
+      outcome: errorCode === 'internal' ? 'error' : errorCode ? 'refused' : 'ok',
+    });
     await services.activity
       .record(actor, {
         tool: tool.name,
@@ -105,12 +121,17 @@ export async function callTool(
         errorCode,
         durationMs: performance.now() - started,
       })
-      .catch((error: unknown) => console.error('could not record activity', error));
+      .catch((error: unknown) => log.error({ err: error }, 'could not record activity'));
   }
 }
 
-/** An MCP server bound to one caller, serving every implemented tool. */
-export function buildMcpServer(services: Services, actor: Actor): McpServer {
+/**
+ * An MCP server bound to one caller, serving every implemented tool. Whoever calls through MCP
+ * (over HTTP or stdio, with a token or an OAuth client) is an agent acting for the person, and
+ * the domain records it so (a plan version an agent drafted, say).
+ */
+export function buildMcpServer(services: Services, person: Actor): McpServer {
+  const actor: Actor = { ...person, by: 'agent' };
   const server = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS });
   for (const { tool, input, output, challenge } of prepared) {
     server.registerTool(

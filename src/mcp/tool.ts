@@ -55,18 +55,44 @@ export const WRITE: ToolAnnotations = {
 export const DESTRUCTIVE_WRITE: ToolAnnotations = { ...WRITE, destructiveHint: true };
 export const IDEMPOTENT_WRITE: ToolAnnotations = { ...WRITE, idempotentHint: true };
 
-const REQUIRED_MARK = 'x-tandem-required';
+const MARK = {
+  required: 'x-tandem-required',
+  expects: 'x-tandem-expects',
+  clamped: 'x-tandem-clamped',
+  anyValue: 'x-tandem-any-value',
+} as const;
+
+export interface FieldOptions {
+  /** Listed as required; what a missing value gets is the domain's sentence. */
+  required?: boolean;
+  /**
+   * What every bad value of the field is told it must be, where the domain words that more
+   * exactly than the advertised type says (`cooldown_s must be a whole number of seconds …`).
+   */
+  expects?: string;
+  /** A number out of range is brought into it (the spec's "clamped"); only a non-number is refused. */
+  clamped?: boolean;
+  /** The domain answers every value, whatever its type (draft_automation's plan_json: an invalid plan). */
+  anyValue?: boolean;
+}
 
 /**
- * A field whose bad values the domain answers in the spec's own words. The schema accepts any
- * raw value (so no generic validation message replaces that sentence) but advertises the type
- * clients should send.
+ * A field whose bad values are answered in the spec's own words. The schema accepts any raw
+ * value, so zod's generic message never replaces that sentence: `callTool` checks the value
+ * against the advertised JSON Schema first (one sentence per field, `<field> must be …`), then
+ * the domain checks what the type cannot say.
  */
-export function specChecked(json: Record<string, unknown>, options: { required?: boolean } = {}) {
+export function specChecked(json: Record<string, unknown>, options: FieldOptions = {}) {
   return z
     .unknown()
     .optional()
-    .meta({ ...json, ...(options.required ? { [REQUIRED_MARK]: true } : {}) });
+    .meta({
+      ...json,
+      ...(options.required ? { [MARK.required]: true } : {}),
+      ...(options.expects ? { [MARK.expects]: options.expects } : {}),
+      ...(options.clamped ? { [MARK.clamped]: true } : {}),
+      ...(options.anyValue ? { [MARK.anyValue]: true } : {}),
+    });
 }
 
 type JsonObject = Record<string, unknown> & {
@@ -74,16 +100,31 @@ type JsonObject = Record<string, unknown> & {
   required?: string[];
 };
 
-function render(schema: z.ZodType, io: 'input' | 'output'): JsonObject {
+/** How `callTool` checks one top-level argument before the tool runs. */
+export interface FieldRule {
+  /** The field as advertised. */
+  schema: Record<string, unknown>;
+  expects?: string;
+  clamped: boolean;
+  anyValue: boolean;
+}
+
+function render(schema: z.ZodType, io: 'input' | 'output') {
   const json = z.toJSONSchema(schema, { io, target: 'draft-2020-12' }) as JsonObject;
   delete json.$schema;
+  const fields: Record<string, FieldRule> = {};
   for (const [key, prop] of Object.entries(json.properties ?? {})) {
-    if (prop[REQUIRED_MARK]) {
-      delete prop[REQUIRED_MARK];
-      json.required = [...new Set([...(json.required ?? []), key])];
-    }
+    if (prop[MARK.required]) json.required = [...new Set([...(json.required ?? []), key])];
+    const expects = prop[MARK.expects];
+    fields[key] = {
+      schema: prop,
+      ...(typeof expects === 'string' ? { expects } : {}),
+      clamped: prop[MARK.clamped] === true,
+      anyValue: prop[MARK.anyValue] === true,
+    };
+    for (const mark of Object.values(MARK)) delete prop[mark];
   }
-  return json;
+  return { json, fields };
 }
 
 /**
@@ -92,7 +133,7 @@ function render(schema: z.ZodType, io: 'input' | 'output'): JsonObject {
  * malformed call is answered in Tandem's words and recorded like any other call.
  */
 export function advertised(schema: z.ZodObject, io: 'input' | 'output'): StandardSchemaWithJSON {
-  const json = render(schema, io);
+  const { json } = render(schema, io);
   const validate = io === 'input' ? (value: unknown) => ({ value }) : schema['~standard'].validate;
   return {
     '~standard': {
@@ -104,17 +145,10 @@ export function advertised(schema: z.ZodObject, io: 'input' | 'output'): Standar
   } as unknown as StandardSchemaWithJSON;
 }
 
-function describeValue(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'string'
-    ? 'a string'
-    : typeof value === 'object'
-      ? 'an object'
-      : `${typeof value} ${String(value)}`;
-}
-
-/** One line naming each bad argument and what it must be, e.g. `page_id must be a string (got number 42)`. */
+/**
+ * One line naming each argument zod refused: `document_id is required`, or what it must be. The
+ * checks before zod (`arguments.ts`) answer wrong types in the same form, so this is rarely reached.
+ */
 export function describeArgumentErrors(error: z.ZodError, args: Record<string, unknown>): string {
   return error.issues
     .map((issue) => {
@@ -125,7 +159,7 @@ export function describeArgumentErrors(error: z.ZodError, args: Record<string, u
       );
       if (issue.code === 'invalid_type') {
         if (value === undefined) return `${path} is required`;
-        return `${path} must be ${/^[aeiou]/.test(issue.expected) ? 'an' : 'a'} ${issue.expected} (got ${describeValue(value)})`;
+        return `${path} must be ${/^[aeiou]/.test(issue.expected) ? 'an' : 'a'} ${issue.expected}`;
       }
       return `${path}: ${issue.message}`;
     })
@@ -133,5 +167,10 @@ export function describeArgumentErrors(error: z.ZodError, args: Record<string, u
 }
 
 export function renderToolSchemas(tool: AnyTool) {
-  return { inputSchema: render(tool.input, 'input'), outputSchema: render(tool.output, 'output') };
+  return { inputSchema: render(tool.input, 'input').json, outputSchema: render(tool.output, 'output').json };
+}
+
+/** Each top-level argument of a tool with the rule `callTool` checks it by. */
+export function inputFields(tool: AnyTool): Record<string, FieldRule> {
+  return render(tool.input, 'input').fields;
 }

@@ -37,12 +37,15 @@ export const listAutomations = defineTool({
   scope: 'automations:read',
   annotations: READ_ONLY,
   input: z.object({
-    limit: specChecked({
-      type: 'integer',
-      minimum: 1,
-      maximum: 200,
-      description: 'Rows to return, 1 to 200 (default 50).',
-    }),
+    limit: specChecked(
+      {
+        type: 'integer',
+        minimum: 1,
+        maximum: 200,
+        description: 'Rows to return, 1 to 200 (default 50).',
+      },
+      { clamped: true },
+    ),
   }),
   output: z.object({
     automations: z.array(
@@ -183,11 +186,14 @@ export const describeCapabilities = defineTool({
   scope: 'automations:read',
   annotations: READ_ONLY,
   input: z.object({
-    namespaces: specChecked({
-      type: 'array',
-      items: { type: 'string' },
-      description: 'Only these namespaces (default: every namespace of the workspace).',
-    }),
+    namespaces: specChecked(
+      {
+        type: 'array',
+        items: { type: 'string' },
+        description: 'Only these namespaces (default: every namespace of the workspace).',
+      },
+      { expects: 'an array of namespace names such as ["documents", "github"]' },
+    ),
     include_schemas: specChecked({
       type: 'boolean',
       description: 'Include each capability’s input and output JSON Schemas (default true).',
@@ -265,7 +271,8 @@ export const draftAutomation = defineTool({
   input: z.object({
     plan_json: specChecked(
       { type: 'object', description: 'A FlowPlan with planVersion 1 (see describe_capabilities).' },
-      { required: true },
+      // Any value that is not a valid plan is answered as one: kind "failed" with its errors.
+      { required: true, anyValue: true },
     ),
     ask: specChecked(
       {
@@ -323,7 +330,10 @@ export const editAutomation = defineTool({
     }),
     name: specChecked({ type: 'string', description: 'publish: required for a new automation.' }),
     description: specChecked({ type: 'string', description: 'publish: shown on the automation.' }),
-    tags: specChecked({ type: 'array', items: { type: 'string' }, description: 'publish: labels.' }),
+    tags: specChecked(
+      { type: 'array', items: { type: 'string' }, description: 'publish: labels.' },
+      { expects: 'a list of non-empty strings of at most 50 characters' },
+    ),
     scope: specChecked({
       type: 'string',
       enum: ['personal', 'workspace'],
@@ -334,11 +344,14 @@ export const editAutomation = defineTool({
       enum: ['off', 'problems', 'everyRun'],
       description: 'publish: when the creator is notified (default problems).',
     }),
-    cooldown_s: specChecked({
-      type: 'integer',
-      minimum: 0,
-      description: 'publish: minimum seconds between event-triggered runs (default 0).',
-    }),
+    cooldown_s: specChecked(
+      {
+        type: 'integer',
+        minimum: 0,
+        description: 'publish: minimum seconds between event-triggered runs (default 0).',
+      },
+      { expects: 'a whole number of seconds from 0 to 2592000' },
+    ),
     enabled: specChecked({
       type: 'boolean',
       description:

@@ -66,7 +66,7 @@ export const addComment = defineTool({
   input: z.object({
     document_id: documentId,
     body_markdown: specChecked(
-      { type: 'string', description: 'The comment, in markdown; non-empty.' },
+      { type: 'string', minLength: 1, maxLength: 20000, description: 'The comment, in markdown; non-empty.' },
       { required: true },
     ),
     thread_id: z.string().optional().describe('Reply in this thread.'),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { DocumentRow } from '../../domains/documents/list.ts';
+import { CONTENT_CAP } from '../../domains/documents/text.ts';
 import { defineTool, DESTRUCTIVE_WRITE, READ_ONLY, specChecked, WRITE } from '../tool.ts';
 
 const documentId = z.string().describe('The artifact id, from list_documents, create_document or a card.');
@@ -56,12 +57,15 @@ export const listDocuments = defineTool({
       .describe('Case-insensitive text to look for in titles and bodies of the rows read.'),
     cursor: z.string().optional().describe('next_cursor from the previous page of the same listing.'),
     include_archived: z.boolean().optional().describe('Also list archived artifacts (default false).'),
-    limit: specChecked({
-      type: 'integer',
-      minimum: 1,
-      maximum: 50,
-      description: 'Rows per page, 1 to 50 (default 50).',
-    }),
+    limit: specChecked(
+      {
+        type: 'integer',
+        minimum: 1,
+        maximum: 50,
+        description: 'Rows per page, 1 to 50 (default 50).',
+      },
+      { clamped: true },
+    ),
   }),
   output: z.object({
     documents: z.array(row),
@@ -85,17 +89,23 @@ export const readDocument = defineTool({
   annotations: READ_ONLY,
   input: z.object({
     document_id: documentId,
-    offset: specChecked({
-      type: 'integer',
-      minimum: 0,
-      description: 'Where to start, in characters (default 0).',
-    }),
-    window: specChecked({
-      type: 'integer',
-      minimum: 1,
-      maximum: 24000,
-      description: 'How many characters to return, 1 to 24,000 (default 24,000).',
-    }),
+    offset: specChecked(
+      {
+        type: 'integer',
+        minimum: 0,
+        description: 'Where to start, in characters (default 0).',
+      },
+      { clamped: true },
+    ),
+    window: specChecked(
+      {
+        type: 'integer',
+        minimum: 1,
+        maximum: 24000,
+        description: 'How many characters to return, 1 to 24,000 (default 24,000).',
+      },
+      { clamped: true },
+    ),
   }),
   output: z.object({
     document_id: z.string(),
@@ -128,7 +138,10 @@ export const createDocument = defineTool({
   scope: 'documents:write',
   annotations: WRITE,
   input: z.object({
-    title: specChecked({ type: 'string', description: 'The title; non-empty.' }, { required: true }),
+    title: specChecked(
+      { type: 'string', minLength: 1, maxLength: 500, description: 'The title; non-empty.' },
+      { required: true },
+    ),
     conversation_id: z
       .string()
       .optional()
@@ -143,10 +156,13 @@ export const createDocument = defineTool({
       type: 'string',
       description: 'Initial content, written verbatim; at most 60,000 characters.',
     }),
-    idempotency_key: z
-      .string()
-      .optional()
-      .describe('Any string; a repeat within 10 minutes returns the original document.'),
+    idempotency_key: specChecked(
+      {
+        type: 'string',
+        description: 'Any string; a repeat within 10 minutes returns the original document.',
+      },
+      { expects: 'a string of 1 to 200 characters' },
+    ),
   }),
   output: z.object({
     document_id: z.string(),
@@ -201,9 +217,13 @@ export const editDocument = defineTool({
       { type: 'string', description: 'The markdown to write, verbatim.' },
       { required: true },
     ),
+    // Matching folds the white space of the whole excerpt, about a second per 4 million characters;
+    // a passage longer than a write may put back is refused before that.
     section_excerpt: specChecked({
       type: 'string',
-      description: 'replace_section: an exact passage from read_document, matched ignoring white space.',
+      maxLength: CONTENT_CAP,
+      description:
+        'replace_section: an exact passage from read_document, matched ignoring white space; at most 60,000 characters.',
     }),
     expected_version: specChecked({
       type: 'integer',

@@ -8,6 +8,28 @@ const warnings = z
     '`script_stripped` when the HTML has script elements, inline event handlers or javascript: URLs.',
   );
 
+/**
+ * The longest page source a call may write. Every write parses the source (twice, to find
+ * scripts as browsers with and without scripting see them), at about a second per million
+ * characters of dense markup, so a source past this is refused before anything is stored.
+ */
+const HTML_MAX = 1_000_000;
+
+const title = specChecked(
+  { type: 'string', minLength: 1, maxLength: 500, description: 'The page title.' },
+  { required: true },
+);
+const html = (what: string) =>
+  specChecked(
+    {
+      type: 'string',
+      minLength: 1,
+      maxLength: HTML_MAX,
+      description: `${what}; non-empty, at most ${HTML_MAX.toLocaleString('en')} characters.`,
+    },
+    { required: true },
+  );
+
 const STRIPPED_NOTE =
   ' Its scripts, inline event handlers and javascript: URLs are stored as written but removed when the page is viewed.';
 
@@ -19,11 +41,8 @@ export const createPage = defineTool({
   scope: 'documents:write',
   annotations: WRITE,
   input: z.object({
-    title: specChecked({ type: 'string', description: 'The page title.' }, { required: true }),
-    html: specChecked(
-      { type: 'string', description: 'The complete HTML source; non-empty.' },
-      { required: true },
-    ),
+    title,
+    html: html('The complete HTML source'),
     conversation_id: z
       .string()
       .optional()
@@ -85,10 +104,7 @@ export const writePage = defineTool({
   annotations: DESTRUCTIVE_WRITE,
   input: z.object({
     page_id: pageId,
-    html: specChecked(
-      { type: 'string', description: 'The complete new HTML; non-empty.' },
-      { required: true },
-    ),
+    html: html('The complete new HTML'),
     expected_version: specChecked(
       { type: 'integer', minimum: 0, description: 'The version you read, from read_page or create_page.' },
       { required: true },

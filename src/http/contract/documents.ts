@@ -1,0 +1,130 @@
+import { z } from 'zod';
+import { integerParam } from '../query.ts';
+import { endpoint, flagParam, textParam } from './endpoint.ts';
+
+const artifactType = z.enum(['document', 'html_app', 'table']);
+const role = z.enum(['owner', 'editor', 'commenter', 'viewer']);
+
+export const documentRow = z.object({
+  document_id: z.string(),
+  title: z.string(),
+  type: artifactType,
+  status: z.enum(['active', 'archived']),
+  characters: z.number().optional(),
+  created_at: z.number(),
+  last_edited_at: z.number(),
+  version: z.number(),
+  scope: z.enum(['user', 'pod', 'org']),
+  role,
+  owner_label: z.string().optional(),
+});
+export type DocumentRow = z.infer<typeof documentRow>;
+
+/** Everything the person can open, most recently changed first, a page at a time. */
+export const listDocuments = endpoint({
+  method: 'GET',
+  path: '/documents',
+  query: { query: textParam(200), cursor: textParam(1000), limit: integerParam(1, 50) },
+  output: z.object({
+    documents: z.array(documentRow),
+    next_cursor: z.string().nullable(),
+    truncated: z.boolean(),
+  }),
+});
+
+export const createDocument = endpoint({
+  method: 'POST',
+  path: '/documents',
+  body: z.object({ title: z.custom<string>() }),
+  output: z.object({ document_id: z.string(), title: z.string() }),
+});
+
+export const readDocument = endpoint({
+  method: 'GET',
+  path: '/documents/:id',
+  query: { offset: integerParam(0, Number.MAX_SAFE_INTEGER) },
+  output: z.object({
+    document_id: z.string(),
+    title: z.string(),
+    type: artifactType,
+    markdown: z.string(),
+    version: z.number(),
+    size_chars: z.number(),
+    offset: z.number(),
+    window: z.number(),
+    truncated: z.boolean(),
+    archived: z.boolean(),
+  }),
+});
+
+export const versionRow = z.object({
+  version_id: z.string(),
+  doc_version: z.number(),
+  reason: z.string(),
+  label: z.string().nullable(),
+  pinned: z.boolean(),
+  author_label: z.string().optional(),
+  instruction: z.string().optional(),
+  created_at: z.number(),
+});
+export type VersionRow = z.infer<typeof versionRow>;
+
+/** The version rows of a document or page (get_document_versions), newest first. */
+export const listVersions = endpoint({
+  method: 'GET',
+  path: '/documents/:id/versions',
+  output: z.object({ document_id: z.string(), versions: z.array(versionRow) }),
+});
+
+export const thread = z.object({
+  thread_id: z.string(),
+  status: z.enum(['open', 'resolved']),
+  anchor_excerpt: z.string().optional(),
+  author_label: z.string(),
+  body: z.string(),
+  created_at: z.number(),
+  replies: z.array(
+    z.object({
+      comment_id: z.string(),
+      author_label: z.string(),
+      body: z.string(),
+      deleted: z.boolean(),
+      created_at: z.number(),
+    }),
+  ),
+  more_replies: z.boolean(),
+});
+export type Thread = z.infer<typeof thread>;
+
+/** The comment threads on a document or page (read_comments). */
+export const readComments = endpoint({
+  method: 'GET',
+  path: '/documents/:id/comments',
+  query: { include_resolved: flagParam() },
+  output: z.object({ document_id: z.string(), role, threads: z.array(thread) }),
+});
+
+/** A new thread, or a reply when thread_id is given (add_comment). */
+export const addComment = endpoint({
+  method: 'POST',
+  path: '/documents/:id/comments',
+  body: z.object({
+    body_markdown: z.custom<string>(),
+    thread_id: z.custom<string>().optional(),
+    anchor_excerpt: z.custom<string>().optional(),
+  }),
+  output: z.object({
+    document_id: z.string(),
+    thread_id: z.string(),
+    reply: z.boolean(),
+    /** A new thread: whether its quoted passage was found exactly once. */
+    anchored: z.boolean().optional(),
+  }),
+});
+
+export const resolveThread = endpoint({
+  method: 'POST',
+  path: '/documents/:id/threads/:thread_id',
+  body: z.object({ resolved: z.custom<boolean>() }),
+  output: z.object({ thread_id: z.string(), status: z.enum(['open', 'resolved']) }),
+});

@@ -1,0 +1,159 @@
+import { z } from 'zod';
+import { integerParam } from '../query.ts';
+import { choiceParam, endpoint, textParam } from './endpoint.ts';
+
+const workspace = z.object({ workspace_id: z.string(), name: z.string() });
+
+/** Who is signed in, the workspace they act in and every workspace they belong to. */
+export const me = endpoint({
+  method: 'GET',
+  path: '/me',
+  output: z.object({
+    person_id: z.string(),
+    name: z.string(),
+    email: z.string(),
+    workspace,
+    workspaces: z.array(workspace),
+    scopes: z.array(z.string()),
+  }),
+});
+
+/** Switches the signed-in browser to another workspace of the same account. */
+export const switchWorkspace = endpoint({
+  method: 'PUT',
+  path: '/me/workspace',
+  body: z.object({ workspace_id: z.string() }),
+  output: z.object({ workspace }),
+});
+
+export const notification = z.object({
+  id: z.string(),
+  kind: z.string(),
+  body: z.string(),
+  artifact_id: z.string().optional(),
+  thread_id: z.string().optional(),
+  /** An automation's notice: the automation and the run it is about (`/automations/{id}?run={run_id}`). */
+  automation_id: z.string().optional(),
+  run_id: z.string().optional(),
+  read: z.boolean(),
+  /** Milliseconds since the epoch. */
+  at: z.number(),
+});
+export type Notification = z.infer<typeof notification>;
+
+export const listNotifications = endpoint({
+  method: 'GET',
+  path: '/notifications',
+  query: { limit: integerParam(1, 100) },
+  output: z.object({ notifications: z.array(notification) }),
+});
+
+export const markNotificationsRead = endpoint({
+  method: 'POST',
+  path: '/notifications/read',
+  body: z.object({
+    ids: z
+      .array(z.string(), { error: 'ids must be a list of notification ids' })
+      .max(500, 'ids may name at most 500 notifications')
+      .optional(),
+  }),
+  output: z.object({ ok: z.literal(true) }),
+});
+
+export const activityEntry = z.object({
+  id: z.string(),
+  tool: z.string(),
+  targets: z.array(z.string()),
+  outcome: z.string(),
+  error_code: z.string().optional(),
+  duration_ms: z.number(),
+  at: z.number(),
+});
+export type ActivityEntry = z.infer<typeof activityEntry>;
+
+export const listActivity = endpoint({
+  method: 'GET',
+  path: '/activity',
+  query: {
+    limit: integerParam(1, 100),
+    tool: textParam(100),
+    outcome: choiceParam('ok', 'error'),
+    /** An entry id: the entries older than it. */
+    before: textParam(100),
+  },
+  output: z.object({
+    activity: z.array(activityEntry),
+    /** Every tool an agent can call, for the filter. */
+    tools: z.array(z.string()),
+  }),
+});
+
+export const approvalCard = z.object({
+  type: z.literal('approval'),
+  approval_id: z.string(),
+  run_id: z.string(),
+  node_id: z.string(),
+  status: z.string(),
+  message: z.string(),
+  approvers: z.string().optional(),
+  can_decide: z.boolean().optional(),
+  decided_by: z.string().optional(),
+  decided_at: z.string().optional(),
+  note: z.string().optional(),
+  expires_at: z.string().optional(),
+});
+export type ApprovalCard = z.infer<typeof approvalCard>;
+
+export const sessionMessage = z.object({
+  message_id: z.string(),
+  kind: z.string(),
+  author: z.string().optional(),
+  body: z.string(),
+  card: z.record(z.string(), z.unknown()).optional(),
+  created_at: z.string(),
+});
+export type SessionMessage = z.infer<typeof sessionMessage>;
+
+export const readSession = endpoint({
+  method: 'GET',
+  path: '/sessions/:id',
+  output: z.object({
+    session_id: z.string(),
+    title: z.string(),
+    automation_id: z.string().optional(),
+    messages: z.array(sessionMessage),
+  }),
+});
+
+export const decideApproval = endpoint({
+  method: 'POST',
+  path: '/approvals/:id',
+  body: z.object({ decision: z.custom<'approve' | 'reject'>(), note: z.custom<string>().optional() }),
+  output: z.object({
+    approval_id: z.string(),
+    run_id: z.string(),
+    status: z.string(),
+    decided_by: z.string(),
+    decided_at: z.string(),
+    note: z.string().optional(),
+  }),
+});
+
+export const awaitingApprovals = endpoint({
+  method: 'GET',
+  path: '/approvals',
+  output: z.object({
+    approvals: z.array(
+      z.object({
+        approval_id: z.string(),
+        run_id: z.string(),
+        message: z.string(),
+        automation_id: z.string(),
+        automation_name: z.string(),
+        session_id: z.string(),
+        created_at: z.string(),
+        expires_at: z.string(),
+      }),
+    ),
+  }),
+});

@@ -1,0 +1,31 @@
+import { toolNames } from '../api-people.ts';
+import { listActivity, listNotifications } from '../contract/people.ts';
+import { defineRoute } from '../route.ts';
+
+/** What the person was told, and what agents did for them. */
+export const activityRoutes = [
+  defineRoute({
+    ...listNotifications,
+    description: 'mentions and automation notices for the caller, newest first',
+    // Mentions quote comments on documents and pages.
+    scopes: ['documents:read'],
+    handler: async ({ services, actor, query }) => ({
+      notifications: await services.notifications.list(actor, query.limit ?? 100),
+    }),
+  }),
+  defineRoute({
+    ...listActivity,
+    description:
+      'the caller’s agent activity history (every tool call, reads included); tool, outcome and before narrow it',
+    // Every tool call, naming the documents and automations it touched.
+    scopes: ['documents:read', 'automations:read'],
+    handler: async ({ services, actor, query }) => ({
+      activity: await services.activity.list(actor, query.limit ?? 100, {
+        tool: query.tool,
+        outcome: query.outcome,
+        before: query.before,
+      }),
+      tools: toolNames(),
+    }),
+  }),
+];

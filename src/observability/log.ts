@@ -1,0 +1,58 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import pino from 'pino';
+
+/** What the work being logged is about: the request, the person it acts for, the run. */
+export interface LogContext {
+  request?: string;
+  person?: string;
+  run?: string;
+}
+
+const context = new AsyncLocalStorage<LogContext>();
+
+/** Runs `work` with `extra` added to the context every log line inside it carries. */
+export function withLogContext<T>(extra: LogContext, work: () => T): T {
+  return context.run({ ...context.getStore(), ...extra }, work);
+}
+
+const LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+type Level = (typeof LEVELS)[number];
+const level = (LEVELS as readonly string[]).includes(process.env.LOG_LEVEL ?? '')
+  ? (process.env.LOG_LEVEL as Level)
+  : 'info';
+
+/**
+ * Structured JSON logs on standard error (standard output stays for what a person reads), at
+ * `LOG_LEVEL`. Every line carries the request, person and run it belongs to, and fields that hold
+ * secrets are never written.
+ */
+export const log = pino(
+  {
+    level,
+    base: undefined,
+    mixin: () => ({ ...context.getStore() }),
+    redact: {
+      paths: [
+        'token',
+        'password',
+        'secret',
+        'authorization',
+        '*.token',
+        '*.password',
+        '*.secret',
+        '*.authorization',
+        '*.bot_token',
+        '*.smtp_url',
+        'headers.authorization',
+        'headers.cookie',
+      ],
+      censor: '[secret]',
+    },
+  },
+  pino.destination({ dest: 2, sync: false }),
+);
+
+/** Sets the level after start-up (configuration is parsed once, then applied here). */
+export function setLogLevel(next: Level): void {
+  log.level = next;
+}
