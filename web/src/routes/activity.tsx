@@ -1,0 +1,139 @@
+import { useState } from 'react';
+import { Link, useSearchParams } from 'react-router';
+import { call } from '../api.ts';
+import { useAction, useResource, useTitle } from '../hooks.ts';
+import { listActivity, type ActivityEntry } from '../../../src/http/contract/people.ts';
+import { Field } from '../ui/field.tsx';
+import { objectPath } from '../ui/links.ts';
+import { ErrorNote, Loading } from '../ui/status.tsx';
+import { When } from '../ui/time.tsx';
+
+const PAGE = 100;
+
+function Targets({ ids }: { ids: string[] }) {
+  if (ids.length === 0) return <span className="muted">—</span>;
+  return (
+    <ul className="inline-list">
+      {ids.map((id) => {
+        const path = objectPath(id);
+        return <li key={id}>{path ? <Link to={path}>{id}</Link> : <code>{id}</code>}</li>;
+      })}
+    </ul>
+  );
+}
+
+export default function Activity() {
+  useTitle('Agent activity');
+  const [params, setParams] = useSearchParams();
+  const tool = params.get('tool') ?? '';
+  const outcome = params.get('outcome') ?? '';
+  const [older, setOlder] = useState<ActivityEntry[]>([]);
+  const first = useResource(`activity:${tool}:${outcome}`, async () => {
+    setOlder([]);
+    return call(listActivity, { query: { tool, outcome, limit: PAGE } });
+  });
+  const more = useAction();
+  const rows = [...(first.data?.activity ?? []), ...older];
+  const [exhausted, setExhausted] = useState(false);
+  const canLoadMore = !exhausted && (first.data?.activity.length ?? 0) === PAGE;
+
+  const filter = (name: 'tool' | 'outcome', value: string) => {
+    const next = new URLSearchParams(params);
+    if (value) next.set(name, value);
+    else next.delete(name);
+    setExhausted(false);
+    setParams(next);
+  };
+
+  return (
+    <>
+      <h1>Agent activity</h1>
+      <p className="muted">Every tool call your agents made for you, reads included, newest first.</p>
+      <div className="filters">
+        <Field label="Tool">
+          <select value={tool} onChange={(e) => filter('tool', e.target.value)}>
+            <option value="">All tools</option>
+            {first.data?.tools.map((t) => (
+              <option key={t} value={t}>
+                {t}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <Field label="Outcome">
+          <select value={outcome} onChange={(e) => filter('outcome', e.target.value)}>
+            <option value="">Any outcome</option>
+            <option value="ok">Succeeded</option>
+            <option value="error">Failed</option>
+          </select>
+        </Field>
+      </div>
+      <ErrorNote error={first.error ?? more.error} />
+      {first.loading ? (
+        <Loading what="activity" />
+      ) : rows.length === 0 && !first.error ? (
+        <p>
+          {tool || outcome
+            ? 'No tool calls match these filters.'
+            : 'Your agents have made no tool calls yet.'}
+        </p>
+      ) : (
+        <div className="table-wrap">
+          <table className="stack">
+            <caption className="visually-hidden">Tool calls</caption>
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">Tool</th>
+                <th scope="col">Outcome</th>
+                <th scope="col">Took</th>
+                <th scope="col">Objects</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((a) => (
+                <tr key={a.id}>
+                  <td>
+                    <When at={a.at} />
+                  </td>
+                  <td data-label="Tool">
+                    <code>{a.tool}</code>
+                  </td>
+                  <td data-label="Outcome">
+                    {a.outcome === 'ok' ? (
+                      <span className="ok">Succeeded</span>
+                    ) : (
+                      <span className="warn">Failed{a.error_code ? ` (${a.error_code})` : ''}</span>
+                    )}
+                  </td>
+                  <td data-label="Took">{a.duration_ms} ms</td>
+                  <td data-label="Objects">
+                    <Targets ids={a.targets} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {canLoadMore && (
+        <button
+          type="button"
+          disabled={more.busy}
+          onClick={() =>
+            void more.perform(async () => {
+              const last = rows.at(-1);
+              const page = await call(listActivity, {
+                query: { tool, outcome, limit: PAGE, before: last?.id },
+              });
+              setOlder([...older, ...page.activity]);
+              if (page.activity.length < PAGE) setExhausted(true);
+            })
+          }
+        >
+          Load older
+        </button>
+      )}
+    </>
+  );
+}

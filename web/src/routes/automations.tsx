@@ -1,0 +1,81 @@
+import { Link } from 'react-router';
+import { call } from '../api.ts';
+import { useResource, useTitle } from '../hooks.ts';
+import { listAutomations, type AutomationRow } from '../../../src/http/contract/automations.ts';
+import { ErrorNote, Loading } from '../ui/status.tsx';
+import { When } from '../ui/time.tsx';
+import { Status } from './automation-runs.tsx';
+import { degradedText } from './automation-words.ts';
+
+function State({ a }: { a: AutomationRow }) {
+  if (!a.enabled) return <span className="badge">Paused</span>;
+  if (a.degraded_reason) return <span className="warn">{degradedText(a.degraded_reason)}</span>;
+  return <span className="ok">Enabled</span>;
+}
+
+export default function Automations() {
+  useTitle('Automations');
+  const list = useResource('automations', () => call(listAutomations, {}));
+  const rows = list.data?.automations ?? [];
+  return (
+    <>
+      <h1>Automations</h1>
+      <p className="muted">
+        Your personal automations and the workspace’s. Agents draft them (or ask <code>@Builder</code> in a
+        comment); you review, publish and pause them here.
+      </p>
+      <ErrorNote error={list.error} />
+      {list.loading ? (
+        <Loading what="automations" />
+      ) : rows.length === 0 && !list.error ? (
+        <p>No automations yet.</p>
+      ) : (
+        <div className="table-wrap">
+          <table className="stack">
+            <caption className="visually-hidden">Automations</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Trigger</th>
+                <th scope="col">State</th>
+                <th scope="col">Next run</th>
+                <th scope="col">Last run</th>
+                <th scope="col">Failures</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((a) => (
+                <tr key={a.automation_id}>
+                  <td>
+                    <Link to={`/automations/${encodeURIComponent(a.automation_id)}`}>{a.name}</Link>
+                    <span className="muted small"> {a.scope === 'workspace' ? 'workspace' : 'personal'}</span>
+                  </td>
+                  <td data-label="Trigger">{a.trigger_text}</td>
+                  <td data-label="State">
+                    <State a={a} />
+                  </td>
+                  <td data-label="Next run">
+                    {a.enabled ? <When at={a.next_fire_at} /> : <span className="muted">paused</span>}
+                  </td>
+                  <td data-label="Last run">
+                    {a.last_run ? (
+                      <>
+                        <Status status={a.last_run.status} /> <When at={a.last_run.queued_at} />
+                      </>
+                    ) : (
+                      <span className="muted">never</span>
+                    )}
+                  </td>
+                  <td data-label="Failures" className={a.consecutive_failures > 0 ? 'warn' : ''}>
+                    {a.consecutive_failures}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {list.data?.truncated && <p className="muted">Showing the newest 200.</p>}
+    </>
+  );
+}

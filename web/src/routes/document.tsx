@@ -1,0 +1,251 @@
+import DOMPurify from 'dompurify';
+import { marked } from 'marked';
+import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
+import { Link, Navigate, useParams } from 'react-router';
+import { call } from '../api.ts';
+import { useAction, useResource, useTitle } from '../hooks.ts';
+import { readDocument } from '../../../src/http/contract/documents.ts';
+import { nameDocumentVersion, restoreDocumentVersion } from '../../../src/http/contract/document-versions.ts';
+import { markdownOf } from '../editor/binding.ts';
+import { createEditor, type LiveEditor } from '../editor/codemirror.ts';
+import { colorOf, useLive, type Live, type Present } from '../editor/live.ts';
+import '../editor/editor.css';
+import { Comments } from '../ui/comments.tsx';
+import { Field } from '../ui/field.tsx';
+import { ErrorNote, LoadFailure, Loading } from '../ui/status.tsx';
+import { Versions } from '../ui/versions.tsx';
+
+/** Every window of a document's markdown, read in turn (a read returns at most 24,000 characters). */
+async function readAll(id: string) {
+  const first = await call(readDocument, { params: { id } });
+  let markdown = first.markdown;
+  let next = first;
+  for (let reads = 0; next.truncated && reads < 20; reads++) {
+    next = await call(readDocument, {
+      params: { id },
+      query: { offset: next.offset + next.markdown.length },
+    });
+    markdown += next.markdown;
+  }
+  return { ...first, markdown };
+}
+
+/** Markdown rendered, then sanitised: nothing in a document can run script in the app. */
+function Rendered({ markdown }: { markdown: string }) {
+  const html = useMemo(
+    () =>
+      DOMPurify.sanitize(marked.parse(markdown, { async: false, gfm: true }), {
+        USE_PROFILES: { html: true },
+      }),
+    [markdown],
+  );
+  return <div className="prose" dangerouslySetInnerHTML={{ __html: html }} />;
+}
+
+/** Who is connected to the document, agents included (from the live socket's awareness). */
+function PeopleHere({ people }: { people: Present[] }) {
+  return (
+    <section className="people-here" aria-labelledby="people-here">
+      <h2 id="people-here" className="small">
+        People here
+      </h2>
+      <ul aria-labelledby="people-here">
+        {people.map((p) => (
+          <li key={p.clientId} className={colorOf(p.clientId)}>
+            {p.name}
+            {p.self && <span className="muted"> (you)</span>}
+            {p.agent && (
+              <span className="muted">
+                {' '}
+                (agent{p.forName ? ` for ${p.forName}` : ''}
+                {p.writing ? ', writing' : ''})
+              </span>
+            )}
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+/** The live editor over the shared document; the selection goes to comments and awareness. */
+function Editor({ live, onSelection }: { live: Live; onSelection: (text: string) => void }) {
+  const parent = useRef<HTMLDivElement>(null);
+  const editor = useRef<LiveEditor | undefined>(undefined);
+  const select = useRef(onSelection);
+  useEffect(() => {
+    select.current = onSelection;
+  });
+  useEffect(() => {
+    if (!parent.current) return;
+    const made = createEditor(parent.current, live.doc, {
+      onSelection: (anchor, head, text) => {
+        live.provider.setAwarenessField('cursor', { anchor, head });
+        select.current(text);
+      },
+    });
+    editor.current = made;
+    return () => {
+      live.provider.setAwarenessField('cursor', null);
+      made.destroy();
+      editor.current = undefined;
+    };
+  }, [live.doc, live.provider]);
+  useEffect(() => {
+    editor.current?.showCursors(
+      live.people
+        .filter((p) => !p.self && p.cursor)
+        .map((p) => ({
+          clientId: p.clientId,
+          name: p.name,
+          anchor: p.cursor!.anchor,
+          head: p.cursor!.head,
+          color: colorOf(p.clientId),
+        })),
+    );
+  }, [live.people]);
+  return <div className="live-editor" ref={parent} />;
+}
+
+/** The shared document's markdown, rendered, following changes as they arrive. */
+function LiveRead({ live }: { live: Live }) {
+  const [markdown, setMarkdown] = useState(() => markdownOf(live.doc));
+  useEffect(() => {
+    const changed = () => setMarkdown(markdownOf(live.doc));
+    changed();
+    live.doc.on('update', changed);
+    return () => live.doc.off('update', changed);
+  }, [live.doc]);
+  return markdown.trim() === '' ? (
+    <p className="muted">This document is empty.</p>
+  ) : (
+    <Rendered markdown={markdown} />
+  );
+}
+
+function NameVersion({ documentId, named }: { documentId: string; named: () => void }) {
+  const [label, setLabel] = useState('');
+  const action = useAction();
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    const done = await action.perform(async () => {
+      await call(nameDocumentVersion, { params: { id: documentId }, body: { label } });
+      return true;
+    });
+    if (done) {
+      setLabel('');
+      named();
+    }
+  };
+  return (
+    <form className="side-panel name-version" onSubmit={submit}>
+      <Field label="Version name">
+        <input value={label} maxLength={200} onChange={(e) => setLabel(e.target.value)} />
+      </Field>
+      <button type="submit" disabled={action.busy || label.trim() === ''}>
+        Name this version
+      </button>
+      <ErrorNote error={action.error} />
+    </form>
+  );
+}
+
+/** A document: the live editor for editors, a rendered read view for others, comments and versions beside it. */
+export default function DocumentView() {
+  const { id = '' } = useParams();
+  const doc = useResource(`document:${id}`, () => readAll(id));
+  const live = useLive(id);
+  const [selection, setSelection] = useState('');
+  const [stamp, setStamp] = useState(0);
+  useTitle(doc.data ? doc.data.title : doc.error?.notFound ? 'Document not found' : 'Document');
+
+  // The version list follows stored changes: re-read a little after the text settles.
+  const [version, setVersion] = useState<number | undefined>();
+  useEffect(() => {
+    if (!live) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const changed = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => setStamp((s) => s + 1), 3000);
+    };
+    live.doc.on('update', changed);
+    return () => {
+      clearTimeout(timer);
+      live.doc.off('update', changed);
+    };
+  }, [live?.doc]); // eslint-disable-line react-hooks/exhaustive-deps
+  useEffect(() => {
+    if (stamp === 0) return;
+    call(readDocument, { params: { id }, query: { offset: 0 } }).then(
+      (d) => setVersion(d.version),
+      () => undefined,
+    );
+  }, [stamp, id]);
+
+  if (doc.error && !doc.data) return <LoadFailure error={doc.error} what="Document" />;
+  if (!doc.data) return <Loading what="the document" />;
+  const d = doc.data;
+  if (d.type === 'html_app') return <Navigate to={`/pages/${encodeURIComponent(d.document_id)}`} replace />;
+  const current = Math.max(version ?? 0, d.version);
+  const editing =
+    d.type === 'document' && !d.archived && live?.synced === true && live.scope === 'read-write';
+  const mayWrite = d.type === 'document' && !d.archived && live?.scope === 'read-write';
+  const restore = async (versionId: string) => {
+    const done = await call(restoreDocumentVersion, {
+      params: { id: d.document_id },
+      body: { version_id: versionId },
+    });
+    setVersion(done.new_version);
+    setStamp((s) => s + 1);
+  };
+  return (
+    <div className="viewer document-page">
+      <article className="viewer-main document">
+        <p className="crumbs">
+          <Link to="/documents">Documents</Link>
+        </p>
+        <div className="page-head">
+          <h1>{d.title}</h1>
+          <span className="muted small">
+            {d.type === 'table' ? 'Table' : 'Document'} · version {current}
+            {live && !live.connected && live.synced && ' · reconnecting…'}
+          </span>
+        </div>
+        {d.archived && (
+          <p className="note" role="status">
+            This document is archived
+          </p>
+        )}
+        <ErrorNote error={doc.error} />
+        {live?.failed && <p className="error">{live.failed}</p>}
+        {live && <PeopleHere people={live.people} />}
+        {editing ? (
+          <Editor live={live} onSelection={setSelection} />
+        ) : live?.synced && d.type === 'document' ? (
+          <div
+            onMouseUp={() => setSelection(window.getSelection()?.toString() ?? '')}
+            onKeyUp={() => setSelection(window.getSelection()?.toString() ?? '')}
+          >
+            <LiveRead live={live} />
+          </div>
+        ) : d.markdown.trim() === '' ? (
+          <p className="muted">This document is empty.</p>
+        ) : (
+          <div onMouseUp={() => setSelection(window.getSelection()?.toString() ?? '')}>
+            <Rendered markdown={d.markdown} />
+          </div>
+        )}
+      </article>
+      <div className="viewer-side">
+        <Comments documentId={d.document_id} archived={d.archived} selection={selection} />
+        <Versions
+          documentId={d.document_id}
+          current={current}
+          stamp={`${d.version}:${stamp}`}
+          restore={mayWrite ? restore : undefined}
+        />
+        {mayWrite && <NameVersion documentId={d.document_id} named={() => setStamp((s) => s + 1)} />}
+      </div>
+    </div>
+  );
+}

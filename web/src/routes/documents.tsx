@@ -1,0 +1,146 @@
+import { useState, type FormEvent } from 'react';
+import { Link, useNavigate, useSearchParams } from 'react-router';
+import { call } from '../api.ts';
+import { useAction, useResource, useTitle } from '../hooks.ts';
+import { createDocument, listDocuments, type DocumentRow } from '../../../src/http/contract/documents.ts';
+import { artifactPath, TYPE_NAMES } from '../ui/links.ts';
+import { ErrorNote, Loading } from '../ui/status.tsx';
+import { When } from '../ui/time.tsx';
+
+/** Reads pages of the listing until `want` rows matched or the listing ends (a search filters each page). */
+async function readRows(query: string, cursor: string | undefined, want: number) {
+  const rows: DocumentRow[] = [];
+  let next = cursor;
+  for (let pages = 0; pages < 10; pages++) {
+    const page = await call(listDocuments, { query: { query, cursor: next } });
+    rows.push(...page.documents);
+    next = page.next_cursor ?? undefined;
+    if (!next || rows.length >= want) break;
+  }
+  return { rows, next };
+}
+
+function NewDocument() {
+  const [open, setOpen] = useState(false);
+  const [title, setTitle] = useState('');
+  const navigate = useNavigate();
+  const action = useAction();
+  const create = async (event: FormEvent) => {
+    event.preventDefault();
+    const made = await action.perform(() => call(createDocument, { body: { title } }));
+    if (made) void navigate(`/documents/${encodeURIComponent(made.document_id)}`);
+  };
+  if (!open) {
+    return (
+      <button type="button" className="primary" onClick={() => setOpen(true)}>
+        New document
+      </button>
+    );
+  }
+  return (
+    <form className="inline-form" onSubmit={create}>
+      <label>
+        Title
+        <input value={title} onChange={(e) => setTitle(e.target.value)} required autoFocus maxLength={200} />
+      </label>
+      <button type="submit" className="primary" disabled={action.busy}>
+        Create
+      </button>
+      <button type="button" onClick={() => setOpen(false)}>
+        Cancel
+      </button>
+      <ErrorNote error={action.error} />
+    </form>
+  );
+}
+
+export default function Documents() {
+  useTitle('Documents');
+  const [params, setParams] = useSearchParams();
+  const query = params.get('q') ?? '';
+  const [draft, setDraft] = useState(query);
+  const [more, setMore] = useState<{ rows: DocumentRow[]; next: string | undefined } | undefined>();
+  const first = useResource(`documents:${query}`, async () => {
+    setMore(undefined);
+    return readRows(query, undefined, 50);
+  });
+  const loadMore = useAction();
+  const rows = [...(first.data?.rows ?? []), ...(more?.rows ?? [])];
+  const next = more ? more.next : first.data?.next;
+
+  const search = (event: FormEvent) => {
+    event.preventDefault();
+    setParams(draft.trim() ? { q: draft.trim() } : {});
+  };
+
+  return (
+    <>
+      <div className="page-head">
+        <h1>Documents</h1>
+        <NewDocument />
+      </div>
+      <form role="search" className="search" onSubmit={search}>
+        <label htmlFor="search">Search</label>
+        <input id="search" type="search" value={draft} onChange={(e) => setDraft(e.target.value)} />
+        <button type="submit">Search</button>
+      </form>
+      <ErrorNote error={first.error ?? loadMore.error} />
+      {first.loading ? (
+        <Loading what="documents" />
+      ) : rows.length === 0 && !first.error ? (
+        <p>
+          {query ? `Nothing you can open matches “${query}”.` : 'You have no documents, pages or tables yet.'}
+        </p>
+      ) : (
+        <div className="table-wrap">
+          <table className="stack">
+            <caption className="visually-hidden">
+              {query
+                ? `Documents, pages and tables matching “${query}”`
+                : 'Documents, pages and tables you can open'}
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Title</th>
+                <th scope="col">Type</th>
+                <th scope="col">Owner</th>
+                <th scope="col">Your role</th>
+                <th scope="col">Last edited</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((d) => (
+                <tr key={d.document_id}>
+                  <td>
+                    <Link to={artifactPath(d.type, d.document_id)}>{d.title}</Link>
+                    {d.status === 'archived' && <span className="badge">archived</span>}
+                  </td>
+                  <td data-label="Type">{TYPE_NAMES[d.type]}</td>
+                  <td data-label="Owner">{d.owner_label ?? '—'}</td>
+                  <td data-label="Your role">{d.role}</td>
+                  <td data-label="Last edited">
+                    <When at={d.last_edited_at} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {next && (
+        <button
+          type="button"
+          disabled={loadMore.busy}
+          onClick={() =>
+            void loadMore.perform(async () => {
+              const page = await readRows(query, next, 50);
+              setMore({ rows: [...(more?.rows ?? []), ...page.rows], next: page.next });
+            })
+          }
+        >
+          Load more
+        </button>
+      )}
+    </>
+  );
+}

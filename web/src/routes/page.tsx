@@ -1,0 +1,67 @@
+import { Link, useParams } from 'react-router';
+import { call } from '../api.ts';
+import { useResource, useTitle } from '../hooks.ts';
+import { readPage, restorePage } from '../../../src/http/contract/pages.ts';
+import { Comments } from '../ui/comments.tsx';
+import { ErrorNote, LoadFailure, Loading } from '../ui/status.tsx';
+import { Versions } from '../ui/versions.tsx';
+
+/**
+ * An HTML page in its sandboxed frame (no scripts, no same-origin: the page is served from the
+ * pages origin through a short-lived signed link), with its comments and versions beside it.
+ */
+export default function PageView() {
+  const { id = '' } = useParams();
+  const page = useResource(`page:${id}`, () => call(readPage, { params: { id } }));
+  useTitle(page.data ? page.data.title : page.error?.notFound ? 'Page not found' : 'Page');
+
+  if (page.error && !page.data) return <LoadFailure error={page.error} what="Page" />;
+  if (!page.data) return <Loading what="the page" />;
+  const p = page.data;
+  const mayWrite = (p.role === 'owner' || p.role === 'editor') && !p.archived;
+  const restore = async (versionId: string) => {
+    await call(restorePage, {
+      params: { id: p.page_id },
+      body: { version_id: versionId, expected_version: p.version },
+    });
+    await page.reload();
+  };
+  return (
+    <div className="viewer">
+      <div className="viewer-main">
+        <p className="crumbs">
+          <Link to="/documents">Documents</Link>
+        </p>
+        <div className="page-head">
+          <h1>{p.title}</h1>
+          <span className="muted small">
+            Page · version {p.version} · you are {p.role === 'owner' ? 'its owner' : `a ${p.role}`}
+          </span>
+        </div>
+        {p.archived && (
+          <p className="note" role="status">
+            This page is archived.
+          </p>
+        )}
+        <ErrorNote error={page.error} />
+        <iframe
+          key={p.frame.src}
+          className="page-frame"
+          title={p.title}
+          src={p.frame.src}
+          sandbox={p.frame.sandbox}
+          referrerPolicy="no-referrer"
+        />
+      </div>
+      <div className="viewer-side">
+        <Comments documentId={p.page_id} archived={p.archived} />
+        <Versions
+          documentId={p.page_id}
+          current={p.version}
+          stamp={String(p.version)}
+          restore={mayWrite ? restore : undefined}
+        />
+      </div>
+    </div>
+  );
+}
