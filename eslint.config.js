@@ -1,9 +1,10 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
+import reactHooks from 'eslint-plugin-react-hooks';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'data/**', '.scratch/**', 'bench/.tmp/**'] },
+  { ignores: ['node_modules/**', 'data/**', '.scratch/**', 'bench/.tmp/**', 'web/dist/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -13,6 +14,12 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
       'no-console': ['error', { allow: ['error', 'warn'] }],
     },
+  },
+  // The web app runs in the browser and follows the rules of React hooks.
+  {
+    files: ['web/src/**'],
+    ...reactHooks.configs.flat.recommended,
+    languageOptions: { globals: { ...globals.browser } },
   },
   // Command-line programs talk on stdout.
   { files: ['bin/**', 'bench/**', 'scripts/**', 'src/cli/**', 'test/**'], rules: { 'no-console': 'off' } },

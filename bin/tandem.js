@@ -4,8 +4,9 @@ import { spawnSync } from 'node:child_process';
 
 const [major, minor] = process.versions.node.split('.').map(Number);
 if (major < 22 || (major === 22 && minor < 13)) {
+  // npm install puts Node 24 (the `node` package) in node_modules/.bin, which npm scripts and npx run first.
   console.error(
-    `tandem: Node.js ${process.versions.node} is too old; Tandem needs 22.13 or newer (24 recommended).`,
+    `tandem: Node.js ${process.versions.node} is too old to run this directly (Tandem needs 22.13 or newer); run \`npm start\` or \`npx tandem …\` in the checkout, which use the Node 24 that \`npm install\` puts in node_modules.`,
   );
   process.exit(1);
 }

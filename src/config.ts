@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { parseSecretKey } from './domains/connectors/secrets.ts';
 
 const port = z.coerce
   .number({ error: 'must be a port number' })
@@ -39,6 +40,14 @@ const envSchema = z.object({
   TANDEM_MODEL_KEY: z.string().optional(),
   TANDEM_MODEL: z.string().optional(),
   TANDEM_HTTP_ALLOW: z.string().default(''),
+  TANDEM_SECRET_KEY: z
+    .string()
+    .refine(
+      (v) => parseSecretKey(v) !== undefined,
+      'must be 32 random bytes in base64 (openssl rand -base64 32) or as 64 hex digits',
+    )
+    .optional(),
+  TANDEM_METRICS_TOKEN: z.string().min(16, 'TANDEM_METRICS_TOKEN must be at least 16 characters').optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   TANDEM_RUN_LEASE_S: z.coerce
     .number({ error: 'must be a number of seconds' })
@@ -46,6 +55,24 @@ const envSchema = z.object({
     .min(2, 'must be at least 2 seconds')
     .max(3600, 'must be at most 3600 seconds')
     .default(60),
+  TANDEM_RUN_CRASHES: z.coerce
+    .number({ error: 'must be a number of worker deaths' })
+    .int('must be a whole number of worker deaths')
+    .min(1, 'must be at least 1')
+    .max(100, 'must be at most 100')
+    .default(3),
+  TANDEM_AGENT_CONCURRENCY: z.coerce
+    .number({ error: 'must be a number of requests' })
+    .int('must be a whole number of requests')
+    .min(1, 'must be at least 1')
+    .max(100, 'must be at most 100')
+    .default(2),
+  TANDEM_AGENT_TIMEOUT_S: z.coerce
+    .number({ error: 'must be a number of seconds' })
+    .int('must be a whole number of seconds')
+    .min(1, 'must be at least 1 second')
+    .max(3600, 'must be at most 3600 seconds')
+    .default(120),
 });
 
 export interface Config {
@@ -53,6 +80,8 @@ export interface Config {
   databaseUrl: string | undefined;
   sqlitePath: string;
   redisUrl: string | undefined;
+  /** Lets /metrics answer a scraper that is not on loopback. */
+  metricsToken: string | undefined;
   port: number;
   host: string;
   publicUrl: string;
@@ -62,9 +91,17 @@ export interface Config {
   modelKey: string | undefined;
   model: string | undefined;
   httpAllow: string[];
+  /** TANDEM_SECRET_KEY: seals connector secrets; unset, a key made under TANDEM_DATA is used. */
+  secretKey: Buffer | undefined;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   /** How long a worker holds a run before another worker may take it over (after a crash). */
   runLeaseMs: number;
+  /** Workers that may die in a row while holding a run before it fails as crashed repeatedly. */
+  runCrashes: number;
+  /** Agent requests of one workspace answered at once; the rest wait their turn. */
+  agentConcurrency: number;
+  /** How long one model call of an agent answering a mention may take. */
+  agentTimeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -79,7 +116,9 @@ export function loadConfig(
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const name = String(issue.path[0]);
-    throw new ConfigError(`${name}=${JSON.stringify(cleaned[name] ?? '')} ${issue.message}`);
+    // A key is never repeated, not even a malformed one.
+    const shown = name === 'TANDEM_SECRET_KEY' ? '(not shown)' : JSON.stringify(cleaned[name] ?? '');
+    throw new ConfigError(`${name}=${shown} ${issue.message}`);
   }
   const e = parsed.data;
   const dataDir = resolve(e.TANDEM_DATA);
@@ -107,6 +146,7 @@ export function loadConfig(
     databaseUrl,
     sqlitePath,
     redisUrl: e.REDIS_URL,
+    metricsToken: e.TANDEM_METRICS_TOKEN,
     port: portNumber,
     host,
     publicUrl,
@@ -118,7 +158,11 @@ export function loadConfig(
     httpAllow: e.TANDEM_HTTP_ALLOW.split(',')
       .map((h) => h.trim())
       .filter(Boolean),
+    secretKey: e.TANDEM_SECRET_KEY === undefined ? undefined : parseSecretKey(e.TANDEM_SECRET_KEY),
     logLevel: e.LOG_LEVEL,
     runLeaseMs: e.TANDEM_RUN_LEASE_S * 1000,
+    runCrashes: e.TANDEM_RUN_CRASHES,
+    agentConcurrency: e.TANDEM_AGENT_CONCURRENCY,
+    agentTimeoutMs: e.TANDEM_AGENT_TIMEOUT_S * 1000,
   };
 }

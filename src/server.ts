@@ -1,7 +1,11 @@
 import { serve, type ServerType } from '@hono/node-server';
 import type { Config } from './config.ts';
-import { DEMO_USER, DEMO_WORKSPACE, demoFixture } from './domains/workspace/demo.ts';
+import { newPassword } from './domains/auth/passwords.ts';
+import { DEMO_USER, DEMO_WORKSPACE, demoWithPassword } from './domains/workspace/demo.ts';
 import { importFixture } from './domains/workspace/import.ts';
+import { collabSocket, type CollabSocket } from './collab/socket.ts';
+import { liveDocumentHooks } from './collab/live-document.ts';
+import { connectInstances } from './collab/instances.ts';
 import { createApp } from './http/app.ts';
 import { pageLinkSigner } from './http/page-links.ts';
 import { pagesOriginApp } from './http/viewer.ts';
@@ -12,18 +16,34 @@ export interface RunningServer {
   services: Services;
   url: string;
   pagesUrl: string;
+  /** The live-editing socket (`/collab`). */
+  collab: CollabSocket;
   close(): Promise<void>;
 }
 
+/**
+ * The services as configured. Documents live in the socket's document type (in a worker too,
+ * so people see its agents write), and with `REDIS_URL` every instance shares their changes.
+ */
 export async function openConfiguredServices(config: Config): Promise<Services> {
-  return openServices({
+  const services = await openServices({
     databaseUrl: config.databaseUrl,
     sqlitePath: config.sqlitePath,
+    // Back it up with the database: without it no connector token or password can be read.
+    secretKey: config.secretKey ?? dataSecret(config.dataDir, 'secrets'),
     automations: {
       publicUrl: config.publicUrl,
       modelConfigured: Boolean(config.modelUrl && config.model),
     },
   });
+  try {
+    await services.documents.store.extend(liveDocumentHooks);
+    if (config.redisUrl) await connectInstances(services, { redisUrl: config.redisUrl });
+  } catch (error) {
+    await services.close();
+    throw error;
+  }
+  return services;
 }
 
 /** The run engine and scheduler as configured. */
@@ -31,18 +51,25 @@ export function configuredEngine(config: Config, services: Services): Engine {
   return createEngine(services, {
     httpAllow: config.httpAllow,
     leaseMs: config.runLeaseMs,
+    limits: { crashes: config.runCrashes },
     model:
       config.modelUrl && config.model
         ? { url: config.modelUrl, key: config.modelKey, model: config.model }
         : undefined,
+    agents: { perWorkspace: config.agentConcurrency, timeoutMs: config.agentTimeoutMs },
   });
 }
 
-/** Creates the demo workspace when the database has none; says whether it did. */
-export async function ensureDemo(services: Services): Promise<boolean> {
-  if ((await services.people.workspaceCount()) > 0) return false;
-  await importFixture(services.deps, demoFixture);
-  return true;
+/**
+ * Creates the demo workspace when the database has none, its people signing in with one new
+ * password; returns that password (shown once, never stored in the clear), or null when the
+ * database had a workspace already.
+ */
+export async function ensureDemo(services: Services): Promise<string | null> {
+  if ((await services.people.workspaceCount()) > 0) return null;
+  const password = newPassword();
+  await importFixture(services.deps, demoWithPassword(password));
+  return password;
 }
 
 function listen(
@@ -61,10 +88,18 @@ export async function startServer(config: Config, services: Services): Promise<R
   const signer = pageLinkSigner(dataSecret(config.dataDir, 'page-links'));
   const { app, close: closeApp } = createApp(services, config, signer);
   const pages = pagesOriginApp(services, config, signer);
-  const appServer = await listen(app.fetch, config.port, config.host);
+  const collab = await collabSocket(services, {
+    oauthAudience: `${new URL(config.publicUrl).href.replace(/\/$/, '')}/mcp`,
+  });
+  const appServer = await listen(app.fetch, config.port, config.host).catch(async (error: unknown) => {
+    await collab.close();
+    throw error;
+  });
+  appServer.on('upgrade', collab.handleUpgrade);
   const pagesServer = await listen(pages.fetch, config.pagesPort, config.host).catch(
     async (error: unknown) => {
       appServer.close();
+      await collab.close();
       throw error;
     },
   );
@@ -72,7 +107,10 @@ export async function startServer(config: Config, services: Services): Promise<R
     services,
     url: config.publicUrl,
     pagesUrl: config.pagesOrigin,
+    collab,
     async close() {
+      // People's connections first; their edits are stored when the services close.
+      await collab.close();
       await closeApp();
       await Promise.all(
         [appServer, pagesServer].map(

@@ -2,10 +2,22 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { activityService, notificationsService } from './domains/activity/activity.ts';
+import { agentsService } from './domains/agents/status.ts';
+import { accountsService } from './domains/auth/accounts.ts';
+import { credentialsService } from './domains/auth/credentials.ts';
+import { grantsService } from './domains/auth/grants.ts';
+import { oauthRecords } from './domains/auth/oauth-records.ts';
+import { sessionsService } from './domains/auth/sessions.ts';
 import { tokensService } from './domains/auth/tokens.ts';
 import { automationsService, type AutomationOptions } from './domains/automations/automations.ts';
+import { draftsService } from './domains/automations/drafts.ts';
+import { rerunsService } from './domains/automations/reruns.ts';
+import { automationViews } from './domains/automations/views.ts';
 import { commentsService } from './domains/comments/comments.ts';
-import type { Deps, DomainEvent, EventListener } from './domains/deps.ts';
+import { connectorsService } from './domains/connectors/connectors.ts';
+import { processSecretKey, secretBox } from './domains/connectors/secrets.ts';
+import type { Deps } from './domains/deps.ts';
+import { recordEvent } from './domains/automations/events.ts';
 import { anchors } from './domains/documents/anchors.ts';
 import { documentsService } from './domains/documents/documents.ts';
 import type { StoreOptions } from './domains/documents/store.ts';
@@ -17,37 +29,71 @@ import { migrate, openStorage, type Storage, type StorageOptions } from './stora
 export interface ServiceOptions {
   documents?: StoreOptions;
   automations?: AutomationOptions;
+  /** The key connector secrets are sealed with (TANDEM_SECRET_KEY or TANDEM_DATA/secrets.key). */
+  secretKey?: Buffer;
 }
 
 export function createServices(storage: Storage, options: ServiceOptions = {}) {
-  const listeners = new Set<EventListener>();
-  const emit = (event: DomainEvent) => {
-    for (const listener of listeners) {
-      try {
-        listener(event);
-      } catch (error) {
-        console.error('event listener failed', error);
-      }
-    }
+  // Told (soon after the writing transaction, which commits first) that events wait in the outbox.
+  const listeners = new Set<() => void>();
+  let told: NodeJS.Timeout | undefined;
+  const tell = () => {
+    told = undefined;
+    for (const listener of listeners) listener();
   };
-  const deps: Deps = { db: storage.db, dialect: storage.dialect, emit };
+  const heard = () => {
+    if (listeners.size > 0) told ??= setTimeout(tell, 5).unref();
+  };
+  const emit: Deps['emit'] = async (trx, event, origin) => {
+    await recordEvent(trx, {
+      provider: 'workspace',
+      event: event.type,
+      workspaceId: event.workspaceId,
+      artifactId: event.artifactId,
+      actorId: event.actorId,
+      origin,
+      data: { ...event.data, actor_id: event.actorId },
+    });
+    heard();
+  };
+  const secrets = secretBox(options.secretKey ?? processSecretKey());
+  const deps: Deps = { db: storage.db, dialect: storage.dialect, emit, secrets };
   const documents = documentsService(deps, options.documents);
+  const tokens = tokensService(deps);
+  const sessions = sessionsService(deps);
+  const oauth = oauthRecords(deps);
   return {
     deps,
     storage,
-    onEvent(listener: EventListener) {
+    /** Listens for events recorded by this process (any engine delivers them from the outbox). */
+    onEvent(listener: () => void) {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
     automations: automationsService(deps, options.automations),
+    drafts: draftsService(deps, options.automations),
+    /** Retries and replays of finished runs (the engine hears of the runs they queue). */
+    reruns: rerunsService(deps, { queued: heard }),
+    agents: agentsService(deps),
+    /** What the automation pages show beyond the tools: plan versions, runs in full, waiting approvals. */
+    automationViews: automationViews(deps),
     pages: pagesService(deps),
     documents,
     comments: commentsService(deps, anchors(documents.store)),
     people: peopleService(deps),
-    tokens: tokensService(deps),
+    /** Connections to outside services and their settings (secrets sealed). */
+    connectors: connectorsService(deps),
+    tokens,
+    sessions,
+    /** The authorization server's stored records (its adapter's storage). */
+    oauth,
+    accounts: accountsService(deps),
+    grants: grantsService(deps, oauth),
+    credentials: credentialsService(deps, { tokens, sessions, records: oauth }),
     activity: activityService(deps),
     /** Stores what is pending (people's edits) and closes the database. */
     async close() {
+      if (told) clearTimeout(told);
       await documents.close();
       await storage.close();
     },
@@ -65,7 +111,15 @@ export async function openServices(options: StorageOptions & ServiceOptions): Pr
     await storage.close();
     throw error;
   }
-  return createServices(storage, options);
+  const services = createServices(storage, options);
+  try {
+    // Webhook secrets stored in the open before they were sealed are sealed now.
+    await services.connectors.sealPlaintext();
+  } catch (error) {
+    await services.close();
+    throw error;
+  }
+  return services;
 }
 
 /** A secret kept under the data directory, made on first use (signing page-view links). */

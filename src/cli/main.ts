@@ -1,14 +1,15 @@
 import { readFileSync } from 'node:fs';
-import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { ConfigError, loadConfig, type Config } from '../config.ts';
-import { parseTtl } from '../domains/auth/tokens.ts';
-import { parseScopes, SCOPES, type Actor } from '../domains/workspace/actor.ts';
+import { ConfigError, loadConfig } from '../config.ts';
+import { SCOPES } from '../domains/workspace/actor.ts';
 import { importFixture } from '../domains/workspace/import.ts';
 import { LookupError } from '../domains/workspace/people.ts';
 import { DomainError } from '../errors.ts';
 import { serveMcpStdio } from '../mcp/stdio.ts';
 import { migrate, openStorage } from '../storage/db.ts';
 import { configuredEngine, DEMO_USER, ensureDemo, openConfiguredServices, startServer } from '../server.ts';
+import { actorFor, parse, UsageError, withServices } from './args.ts';
+import { tokenCommand, userCommand } from './identity.ts';
+import { CONNECTOR_USAGE, connectorCommand } from './connector.ts';
 
 const USAGE = `Usage: tandem <command> [options]
 
@@ -20,32 +21,18 @@ Commands:
   import FILE.json                         load a workspace fixture; prints the ids it made
   token create --user EMAIL [--workspace NAME] --scopes LIST [--ttl 30d]
                                            print a personal access token
+  token list --user EMAIL [--workspace NAME]
+                                           list that person's tokens (ids, scopes, expiry)
+  token revoke TOKEN_ID                    revoke a token (every server stops accepting it within 5 s)
+  user password --user EMAIL [--workspace NAME]
+                                           set a person's password, read from standard input
   migrate                                  apply database migrations
   worker                                   run automations and schedules only (scale-out)
   approve APPROVAL_ID --user EMAIL [--workspace NAME] [--reject] [--note TEXT]
                                            decide an approval as that person
+${CONNECTOR_USAGE}
 
 Scopes: ${SCOPES.join(', ')}`;
-
-/** A mistake in how Tandem was called: one line, exit code 2. */
-class UsageError extends Error {}
-
-function parse<T extends NonNullable<ParseArgsConfig['options']>>(
-  args: string[],
-  options: T,
-  positionals = 0,
-) {
-  try {
-    const parsed = parseArgs({ args, options, allowPositionals: positionals > 0, strict: true });
-    if (parsed.positionals.length > positionals) {
-      throw new UsageError(`unexpected argument "${parsed.positionals[positionals]}"`);
-    }
-    return parsed;
-  } catch (error) {
-    if (error instanceof UsageError) throw error;
-    throw new UsageError((error as Error).message.split('\n')[0]!.replace(/\. To specify.*$/, ''));
-  }
-}
 
 function portOption(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
@@ -63,20 +50,19 @@ async function serveCommand(args: string[]) {
   });
   const config = loadConfig(process.env, { port: portOption(values.port), host: values.host });
   const services = await openConfiguredServices(config);
-  const seeded = await ensureDemo(services);
+  const demoPassword = await ensureDemo(services);
   const server = await startServer(config, services);
   const engine = values['no-worker'] ? undefined : configuredEngine(config, services);
-  engine?.start();
+  await engine?.start();
   console.log(`Tandem is running at ${server.url}`);
   console.log(`  MCP (Streamable HTTP): ${server.url}/mcp`);
   console.log(`  pages are shown from:  ${server.pagesUrl}`);
   console.log(`  data: ${config.databaseUrl ? 'PostgreSQL' : config.sqlitePath}`);
-  if (seeded) {
-    console.log(`Created the demo workspace. Try it over stdio:`);
+  if (demoPassword) {
+    console.log(`Created the demo workspace. Its people (${DEMO_USER}, bob@demo.test, cy@demo.test) sign in`);
+    console.log(`  at ${server.url}/login with the password ${demoPassword} (shown this once).`);
+    console.log(`Connect an MCP client to ${server.url}/mcp: it signs you in with OAuth. Or over stdio:`);
     console.log(`  npx tandem mcp --user ${DEMO_USER}`);
-    console.log(
-      `or make a token for HTTP: npx tandem token create --user ${DEMO_USER} --scopes automations:read,automations:write,documents:read,documents:write`,
-    );
   }
   const stop = async () => {
     await engine?.stop();
@@ -93,7 +79,7 @@ async function workerCommand(args: string[]) {
   const config = loadConfig();
   const services = await openConfiguredServices(config);
   const engine = configuredEngine(config, services);
-  engine.start();
+  await engine.start();
   console.log(
     `Tandem worker ${engine.workerId} is running automations (data: ${config.databaseUrl ? 'PostgreSQL' : config.sqlitePath})`,
   );
@@ -131,29 +117,6 @@ async function approveCommand(args: string[]) {
   console.log(`${result.status} ${result.approval_id} (run ${result.run_id})`);
 }
 
-async function withServices<T>(
-  config: Config,
-  fn: (services: Awaited<ReturnType<typeof openConfiguredServices>>) => Promise<T>,
-) {
-  const services = await openConfiguredServices(config);
-  try {
-    return await fn(services);
-  } finally {
-    await services.close();
-  }
-}
-
-async function actorFor(
-  services: Awaited<ReturnType<typeof openConfiguredServices>>,
-  email: string | undefined,
-  workspace: string | undefined,
-  scopes: string,
-): Promise<Actor> {
-  if (!email) throw new UsageError('--user EMAIL is required');
-  const person = await services.people.byEmail(email, workspace);
-  return { personId: person.id, workspaceId: person.workspace_id, scopes: new Set(parseScopes(scopes)) };
-}
-
 async function mcpCommand(args: string[]) {
   const { values } = parse(args, {
     user: { type: 'string' },
@@ -165,7 +128,12 @@ async function mcpCommand(args: string[]) {
   const services = await openConfiguredServices(config);
   try {
     // A first run for the demo person seeds the demo workspace; anyone else must be imported first.
-    if (values.user === DEMO_USER) await ensureDemo(services);
+    if (values.user === DEMO_USER) {
+      const password = await ensureDemo(services);
+      // Standard output carries the protocol; the one-time password goes to standard error.
+      if (password)
+        console.error(`Created the demo workspace; its people sign in with the password ${password}`);
+    }
     const actor = await actorFor(services, values.user, values.workspace, values.scopes ?? SCOPES.join(','));
     await serveMcpStdio(services, actor);
   } finally {
@@ -187,26 +155,6 @@ async function importCommand(args: string[]) {
   console.log(JSON.stringify(result, null, 2));
 }
 
-async function tokenCommand(args: string[]) {
-  const [sub, ...rest] = args;
-  if (sub !== 'create')
-    throw new UsageError(`unknown token command "${sub ?? ''}"; use: tandem token create`);
-  const { values } = parse(rest, {
-    user: { type: 'string' },
-    workspace: { type: 'string' },
-    scopes: { type: 'string' },
-    ttl: { type: 'string' },
-  });
-  if (!values.user) throw new UsageError('--user EMAIL is required');
-  if (!values.scopes) throw new UsageError(`--scopes LIST is required, e.g. --scopes ${SCOPES.join(',')}`);
-  const ttl = parseTtl(values.ttl ?? '30d');
-  const token = await withServices(loadConfig(), async (services) => {
-    const actor = await actorFor(services, values.user, values.workspace, values.scopes!);
-    return services.tokens.create(actor.personId, actor.workspaceId, [...actor.scopes], ttl);
-  });
-  console.log(token.token);
-}
-
 async function migrateCommand(args: string[]) {
   parse(args, {});
   const config = loadConfig();
@@ -220,9 +168,11 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   mcp: mcpCommand,
   import: importCommand,
   token: tokenCommand,
+  user: userCommand,
   migrate: migrateCommand,
   worker: workerCommand,
   approve: approveCommand,
+  connector: connectorCommand,
 };
 
 export async function main(argv: string[]): Promise<void> {
