@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -12,6 +11,7 @@ import { importFixture, type ImportedWorkspace } from '../src/domains/workspace/
 import { startServer, type RunningServer } from '../src/server.ts';
 import { DATABASES } from './support/databases.ts';
 import { acme, other, setup, type Harness } from './support/harness.ts';
+import { echoPlan, hookFixture, hookSenders, prOpened, PR_OPENED, sign } from './support/hooks.ts';
 
 type Json = Record<string, unknown>;
 
@@ -25,47 +25,6 @@ function freePort(): Promise<number> {
     });
   });
 }
-
-const sign = (secret: string, body: string) =>
-  `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
-
-/** Two more workspaces: Beta with shared github and slack connections, Gamma with github but no secret. */
-const hookFixture = {
-  workspaces: [
-    {
-      name: 'Beta',
-      users: [{ email: 'bea@beta.test', name: 'Bea Beta', admin: true }],
-      connectors: [
-        { provider: 'github', connected: true, personal: false, secret: 'whsec-2' },
-        { provider: 'slack', connected: true, personal: false, secret: 's3cret' },
-      ],
-    },
-    {
-      name: 'Gamma',
-      users: [{ email: 'gus@gamma.test', name: 'Gus Gamma', admin: true }],
-      connectors: [{ provider: 'github', connected: true, personal: false }],
-    },
-  ],
-};
-
-const PR_OPENED = { kind: 'github_event', event: 'pull_request', actions: ['opened'], repo: 'acme/web' };
-
-/** A plan with no writes that echoes what triggered it. */
-const echoPlan = (name: string): Json => ({
-  planVersion: 1,
-  name,
-  description: `${name}.`,
-  nodes: [
-    {
-      id: 'echo',
-      kind: 'transform',
-      op: 'template',
-      input: { what: { kind: 'trigger', path: 'event' } },
-      args: { template: 'got {{what}}' },
-    },
-  ],
-  edges: [],
-});
 
 for (const db of DATABASES) {
   describe(`event hooks on ${db.name}`, () => {
@@ -120,44 +79,7 @@ for (const db of DATABASES) {
       return Number(row.n);
     }
 
-    function github(
-      workspaceId: string,
-      event: string,
-      payload: Json,
-      options: { secret?: string; signature?: string | null } = {},
-    ) {
-      const body = JSON.stringify(payload);
-      const headers: Record<string, string> = { 'content-type': 'application/json', 'x-github-event': event };
-      const signature =
-        options.signature === undefined ? sign(options.secret ?? 'whsec-1', body) : options.signature;
-      if (signature !== null) headers['x-hub-signature-256'] = signature;
-      return fetch(new URL(`/hooks/github/${workspaceId}`, server.url), { method: 'POST', headers, body });
-    }
-
-    function connector(
-      workspaceId: string,
-      provider: string,
-      payload: unknown,
-      options: { secret?: string; signature?: string | null; header?: string } = {},
-    ) {
-      const body = typeof payload === 'string' ? payload : JSON.stringify(payload);
-      const headers: Record<string, string> = { 'content-type': 'application/json' };
-      const signature =
-        options.signature === undefined ? sign(options.secret ?? 's3cret', body) : options.signature;
-      if (signature !== null) headers[options.header ?? 'x-tandem-signature-256'] = signature;
-      return fetch(new URL(`/hooks/connectors/${workspaceId}/${provider}`, server.url), {
-        method: 'POST',
-        headers,
-        body,
-      });
-    }
-
-    const prOpened = (repo = 'acme/web', action = 'opened') => ({
-      action,
-      number: 7,
-      repository: { full_name: repo },
-      pull_request: { title: 'Add a header' },
-    });
+    const { github, connector } = hookSenders(() => server.url);
 
     before(async () => {
       h = await setup(db);

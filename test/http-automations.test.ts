@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { loadConfig } from '../src/config.ts';
 import type { Scope } from '../src/domains/workspace/actor.ts';
 import { startServer, type RunningServer } from '../src/server.ts';
@@ -81,16 +82,23 @@ for (const db of DATABASES) {
       rmSync(dataDir, { recursive: true, force: true });
     });
 
-    it('shows the automation page to its creator, with every value escaped', async () => {
-      const res = await get(`/automations/${automationId}`, await tokenFor('ada@acme.test', READ));
+    it('serves the automation to its creator as JSON, with its trigger in words and its next runs', async () => {
+      const res = await get(`/api/automations/${automationId}`, await tokenFor('ada@acme.test', READ));
       assert.equal(res.status, 200);
-      const html = await res.text();
-      assert.match(html, /<h1>Notes &#60;digest&#62;<\/h1>/);
-      assert.match(html, /Post &#60;a&#62; note/);
-      assert.match(html, /daily at 09:00 \(UTC\)/);
-      assert.match(html, /Post a message to a conversation/);
-      assert.ok(!html.includes('<b>it</b>'), 'an approval message is shown as text, not markup');
-      assert.match(html, /published/, 'the session shows the publish notice');
+      const body = (await res.json()) as {
+        name: string;
+        ask: string;
+        steps: string[];
+        can_control: boolean;
+        schedule: { text: string; next: { local: string }[] };
+      };
+      assert.equal(body.name, 'Notes <digest>', 'values are data; the app shows them as text');
+      assert.equal(body.ask, 'Post <a> note');
+      assert.match(body.steps.join('\n'), /Post a message to a conversation/);
+      assert.equal(body.can_control, true);
+      assert.equal(body.schedule.text, 'daily at 09:00 (UTC)');
+      assert.equal(body.schedule.next.length, 5);
+      assert.ok(body.schedule.next.every((f) => f.local.endsWith(' 09:00')));
     });
 
     it('sends a person without a session to sign in, and hides another person’s automation', async () => {
@@ -100,11 +108,13 @@ for (const db of DATABASES) {
         anonymous.headers.get('location'),
         `/login?next=${encodeURIComponent(`/automations/${automationId}`)}`,
       );
-      const bob = await get(`/automations/${automationId}`, await tokenFor('bob@acme.test', READ));
+      const bob = await get(`/api/automations/${automationId}`, await tokenFor('bob@acme.test', READ));
       assert.equal(bob.status, 404);
-      assert.match(await bob.text(), /Automation not found/);
+      assert.deepEqual(await bob.json(), { error: 'not_found', message: 'Automation not found' });
+      const made = await get('/api/automations/aut_nope', await tokenFor('bob@acme.test', READ));
+      assert.deepEqual(await made.json(), { error: 'not_found', message: 'Automation not found' });
       const docsOnly = await get(
-        `/automations/${automationId}`,
+        `/api/automations/${automationId}`,
         await tokenFor('ada@acme.test', ['documents:read']),
       );
       assert.equal(docsOnly.status, 403);
@@ -133,6 +143,59 @@ for (const db of DATABASES) {
         await tokenFor('ada@acme.test', ['documents:read']),
       );
       assert.equal(scopeless.status, 403);
+    });
+
+    it('records a version made through MCP as an agent’s for the person, and one made through /api as the person’s', async () => {
+      const ada = h.actor('ada@acme.test');
+      const token = await tokenFor('ada@acme.test', ['automations:read', 'automations:write']);
+      const client = new Client({ name: 'http-automations-tests', version: '1.0.0' });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL('/mcp', server.url), {
+          authProvider: { token: async () => token },
+        }),
+      );
+      const tool = async (name: string, args: Record<string, unknown>) => {
+        const result = await client.callTool({ name, arguments: args });
+        assert.notEqual(result.isError, true, JSON.stringify(result.content));
+        return result.structuredContent as Record<string, unknown>;
+      };
+      let published: Record<string, unknown>;
+      try {
+        const drafted = await tool('draft_automation', { plan_json: plan, ask: 'Post a note for me' });
+        published = await tool('edit_automation', {
+          action: 'publish',
+          flow_version_id: drafted.flow_version_id,
+          name: 'Made by an agent',
+          trigger: { kind: 'schedule', frequency: 'daily', hour: 7, minute: 0, timezone: 'UTC' },
+        });
+      } finally {
+        await client.close();
+      }
+      const id = published.automation_id as string;
+
+      const post = (path: string, body: unknown) =>
+        fetch(new URL(path, server.url), {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      const drafted = await post(`/api/automations/${id}/drafts`, { plan_json: plan, ask: 'Post it myself' });
+      assert.equal(drafted.status, 200, await drafted.clone().text());
+      const { flow_version_id } = (await drafted.json()) as { flow_version_id: string };
+      const republished = await post(`/api/automations/${id}/publish`, {
+        flow_version_id,
+        trigger: { kind: 'schedule', frequency: 'daily', hour: 8, minute: 0, timezone: 'UTC' },
+      });
+      assert.equal(republished.status, 200, await republished.clone().text());
+
+      const { versions } = await h.services.automationViews.versions(ada, { automation_id: id });
+      assert.deepEqual(
+        versions.map((v) => [v.version, v.author, v.made_by, v.live]),
+        [
+          [2, 'Ada Lovelace', 'person', true],
+          [1, 'Ada Lovelace', 'agent', false],
+        ],
+      );
     });
   });
 }

@@ -19,7 +19,6 @@ import { DATABASES } from './support/databases.ts';
 import { acme, setup, type Harness } from './support/harness.ts';
 import { IMPLEMENTED_TOOLS } from './support/tools.ts';
 
-const ALL_SCOPES = ['automations:read', 'automations:write', 'documents:read', 'documents:write'];
 const MODERN = '2026-07-28';
 const LEGACY = '2025-11-25';
 
@@ -280,7 +279,8 @@ for (const db of DATABASES) {
         const { scheme, params } = parseChallenge(header);
         assert.equal(scheme, 'Bearer');
         assert.equal(params.error, 'insufficient_scope');
-        assert.equal(params.scope, 'documents:write');
+        // The scopes the token holds and the one it lacks: re-authorizing for them adds only the new one.
+        assert.equal(params.scope, 'documents:read documents:write');
         assert.equal(
           params.resource_metadata,
           new URL('/.well-known/oauth-protected-resource/mcp', server.url).href,
@@ -308,7 +308,7 @@ for (const db of DATABASES) {
               error instanceof InsufficientScopeError,
               `expected InsufficientScopeError, got ${String(error)}`,
             );
-            assert.equal(error.requiredScope, 'documents:write');
+            assert.equal(error.requiredScope, 'documents:read documents:write');
             assert.equal(error.resourceMetadataUrl?.pathname, '/.well-known/oauth-protected-resource/mcp');
             return true;
           },
@@ -327,7 +327,8 @@ for (const db of DATABASES) {
       const metadata = (await response.json()) as { resource: string; scopes_supported: string[] };
       assert.ok(metadata.resource.endsWith('/mcp'), `resource is ${metadata.resource}`);
       assert.equal(metadata.resource, mcpUrl.href);
-      assert.deepEqual([...metadata.scopes_supported].sort(), ALL_SCOPES);
+      // Only the scope to start with: the others are asked for by step-up when a tool needs them.
+      assert.deepEqual(metadata.scopes_supported, ['documents:read']);
     });
 
     it('acts as the person behind the token', async () => {
