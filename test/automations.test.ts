@@ -1229,7 +1229,7 @@ for (const db of DATABASES) {
             { tags: Array.from({ length: 21 }, (_, i) => `t${i}`) },
             'Tool failed: tags may list at most 20 tags',
           ],
-          [{ enabled: 'yes' }, 'Tool failed: enabled must be true or false'],
+          [{ enabled: 'yes' }, 'Tool failed: enabled must be a boolean'],
           [{ description: 42 }, 'Tool failed: description must be a string'],
         ];
         for (const [extra, text] of cases) refused(await attempt(extra), text);
@@ -1451,10 +1451,7 @@ for (const db of DATABASES) {
       it('requires enabled and automation_id', async () => {
         const { id } = await t.create(bob, { name: 'Bob needs args' });
         refused(await setEnabled(bob, id), 'Tool failed: enabled is required for set_enabled: true or false');
-        refused(
-          await setEnabled(bob, id, 'false'),
-          'Tool failed: enabled is required for set_enabled: true or false',
-        );
+        refused(await setEnabled(bob, id, 'false'), 'Tool failed: enabled must be a boolean');
         refused(
           await bob.call('edit_automation', { action: 'set_enabled', enabled: false }),
           'Tool failed: automation_id is required for set_enabled',
@@ -1708,7 +1705,7 @@ for (const db of DATABASES) {
         assert.deepEqual((await t.read(ada, id, { include_plan: true })).plan_json, v2plan);
         refused(
           await ada.call('read_automation', { automation_id: id, include_plan: 'yes' }),
-          'Tool failed: include_plan must be true or false',
+          'Tool failed: include_plan must be a boolean',
         );
       });
 

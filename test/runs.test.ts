@@ -3,19 +3,25 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createEngine, type Engine } from '../src/engine/engine.ts';
-import type { IncomingEvent } from '../src/domains/automations/events.ts';
 import type { Actor } from '../src/domains/workspace/actor.ts';
 import { DATABASES } from './support/databases.ts';
 import { acme, setup, type Harness, type ToolCaller } from './support/harness.ts';
 import { ok, refused } from './support/results.ts';
+import {
+  approval,
+  automationHelpers,
+  capability,
+  chain,
+  lit,
+  plan,
+  postMessage,
+  ref,
+  trig,
+  type Json,
+  type Published,
+  type RunInfo,
+} from './support/automations.ts';
 
-type Json = Record<string, unknown>;
-
-const lit = (value: unknown) => ({ kind: 'literal', value });
-const ref = (node: string, path: string) => ({ kind: 'ref', node, path });
-const trig = (path: string) => ({ kind: 'trigger', path });
-
-const WEEKLY = { kind: 'schedule', frequency: 'weekly', weekday: 3, hour: 4, minute: 0, timezone: 'UTC' };
 const DAILY = { kind: 'schedule', frequency: 'daily', hour: 9, minute: 30, timezone: 'Europe/Berlin' };
 const HOURLY = { kind: 'schedule', frequency: 'hourly', minute: 15, timezone: 'UTC' };
 const ON_DOCUMENT = { kind: 'connector_event', provider: 'workspace', event: 'document.created' };
@@ -23,65 +29,6 @@ const ON_DOCUMENT = { kind: 'connector_event', provider: 'workspace', event: 'do
 const ONLY_CREATOR = 'Tool failed: Only its creator can change this automation';
 const ONLY_ADMINS = 'Tool failed: Only workspace admins can change this automation';
 const ENABLE_FIRST = 'Tool failed: Enable the automation before running it';
-
-interface NodeInfo {
-  node_id: string;
-  status: string;
-  attempt: number;
-  error?: string;
-}
-
-interface RunInfo {
-  run_id: string;
-  status: string;
-  dry_run: boolean;
-  cause: string;
-  error?: string;
-  queued_at?: string;
-  started_at?: string;
-  finished_at?: string;
-  nodes: NodeInfo[];
-  output?: Json;
-}
-
-interface Published {
-  automation_id: string;
-  session_id: string;
-  flow_version_id: string;
-}
-
-interface PublishOptions {
-  trigger?: Json;
-  write_approval?: 'required' | 'automatic';
-  scope?: 'personal' | 'workspace';
-  notify?: 'off' | 'problems' | 'everyRun';
-  cooldown_s?: number;
-  enabled?: boolean;
-}
-
-function plan(name: string, nodes: Json[], edges: Json[] = []): Json {
-  return { planVersion: 1, name, description: `${name}.`, nodes, edges };
-}
-
-const chain = (...ids: string[]) => ids.slice(1).map((to, i) => ({ from: ids[i], to }));
-
-const capability = (id: string, key: string, input: Json, extra: Json = {}) => ({
-  id,
-  kind: 'capability',
-  capability: key,
-  input,
-  ...extra,
-});
-
-const approval = (id: string, extra: Json = {}) => ({
-  id,
-  kind: 'approval',
-  message: lit(`Go ahead with ${id}?`),
-  ...extra,
-});
-
-const postMessage = (id: string, text: unknown) =>
-  capability(id, 'conversations.post_message', { text: typeof text === 'string' ? lit(text) : text });
 
 for (const db of DATABASES) {
   describe(`automation runs on ${db.name}`, () => {
@@ -94,7 +41,6 @@ for (const db of DATABASES) {
     let hook: Server;
     let hookUrl: string;
     const hookBodies: string[] = [];
-    let counter = 0;
 
     const database = () => h.services.deps.db;
     const roadmap = () => acme(h).artifacts.roadmap as string;
@@ -129,113 +75,24 @@ for (const db of DATABASES) {
 
     // ── helpers ─────────────────────────────────────────────────────────────────────────────
 
-    async function publish(caller: ToolCaller, planJson: Json, options: PublishOptions = {}) {
-      const drafted = ok(
-        await caller.call('draft_automation', {
-          plan_json: planJson,
-          ask: `Do ${String(planJson.name)}.`,
-          ...(options.write_approval ? { write_approval: options.write_approval } : {}),
-        }),
-      );
-      counter += 1;
-      const published = ok(
-        await caller.call('edit_automation', {
-          action: 'publish',
-          flow_version_id: drafted.flow_version_id,
-          name: `${String(planJson.name)} ${counter}`,
-          trigger: options.trigger ?? WEEKLY,
-          ...(options.scope ? { scope: options.scope } : {}),
-          ...(options.notify ? { notify: options.notify } : {}),
-          ...(options.cooldown_s !== undefined ? { cooldown_s: options.cooldown_s } : {}),
-          ...(options.enabled !== undefined ? { enabled: options.enabled } : {}),
-        }),
-      );
-      return {
-        automation_id: published.automation_id as string,
-        session_id: published.session_id as string,
-        flow_version_id: drafted.flow_version_id as string,
-      } satisfies Published;
-    }
-
-    async function run(caller: ToolCaller, automation: Published, dryRun?: boolean): Promise<string> {
-      const result = ok(
-        await caller.call('edit_automation', {
-          action: 'run',
-          automation_id: automation.automation_id,
-          ...(dryRun !== undefined ? { dry_run: dryRun } : {}),
-        }),
-      );
-      assert.equal(result.action, 'run');
-      assert.equal(typeof result.run_id, 'string');
-      return result.run_id as string;
-    }
-
-    async function readRun(caller: ToolCaller, automation: Published, runId: string): Promise<RunInfo> {
-      const read = ok(
-        await caller.call('read_automation', { automation_id: automation.automation_id, run_id: runId }),
-      );
-      assert.ok(read.run, `run ${runId} is readable`);
-      return read.run as RunInfo;
-    }
-
-    /** Runs a published automation now and returns the run as read_automation shows it. */
-    async function runToEnd(caller: ToolCaller, automation: Published, dryRun?: boolean) {
-      const runId = await run(caller, automation, dryRun);
-      await engine.drain();
-      return readRun(caller, automation, runId);
-    }
-
-    const nodeOf = (r: RunInfo, id: string): NodeInfo => {
-      const node = r.nodes.find((n) => n.node_id === id);
-      assert.ok(node, `node ${id} in ${JSON.stringify(r.nodes)}`);
-      return node;
-    };
-
-    const statuses = (r: RunInfo) => Object.fromEntries(r.nodes.map((n) => [n.node_id, n.status]));
-
-    /** Every node's stored output, by node key. */
-    async function outputs(runId: string): Promise<Record<string, Json>> {
-      const rows = await database()
-        .selectFrom('run_nodes')
-        .select(['node_key', 'output_json'])
-        .where('run_id', '=', runId)
-        .execute();
-      return Object.fromEntries(
-        rows.map((r) => [r.node_key, r.output_json === null ? {} : (JSON.parse(r.output_json) as Json)]),
-      );
-    }
-
-    /** Moves every wait of a run (delays, approvals) and its job into the past. */
-    async function makeDue(runId: string): Promise<void> {
-      const past = Date.now() - 1;
-      await database()
-        .updateTable('run_nodes')
-        .set({ wait_until: past })
-        .where('run_id', '=', runId)
-        .where('status', '=', 'waiting')
-        .execute();
-      await database().updateTable('jobs').set({ available_at: past }).where('run_id', '=', runId).execute();
-    }
-
-    async function runRow(runId: string) {
-      return database().selectFrom('runs').selectAll().where('id', '=', runId).executeTakeFirstOrThrow();
-    }
-
-    async function automationRow(id: string) {
-      return database().selectFrom('automations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-    }
-
-    async function sessionMessages(session: string, actor: Actor = adaActor) {
-      return (await h.services.automations.session(actor, session)).messages;
-    }
-
-    async function pendingCard(session: string, actor: Actor = adaActor) {
-      const card = (await sessionMessages(session, actor))
-        .map((m) => m.card)
-        .find((c) => c?.type === 'approval' && c.status === 'pending');
-      assert.ok(card, 'an approval card is waiting in the session');
-      return card as { approval_id: string; run_id: string; node_id: string; message: string };
-    }
+    const {
+      publish,
+      run,
+      readRun,
+      runToEnd,
+      nodeOf,
+      statuses,
+      outputs,
+      makeDue,
+      runRow,
+      automationRow,
+      runsOf,
+      sessionMessages,
+      pendingCard,
+    } = automationHelpers(
+      () => h,
+      () => engine,
+    );
 
     /** Counts of everything a run could write, to compare before and after. */
     async function footprint() {
@@ -274,32 +131,14 @@ for (const db of DATABASES) {
       return made.document_id;
     }
 
-    /** Delivers the service's own events to the engine, as a started engine does. */
+    /** Delivers the outbox's events, as a started engine does. */
     function listen() {
-      const delivered: Promise<unknown>[] = [];
-      const off = h.services.onEvent((event) => {
-        const incoming: IncomingEvent = {
-          provider: 'workspace',
-          event: event.type,
-          data: { ...event.data, actor_id: event.actorId },
-        };
-        delivered.push(engine.receiveEvent(event.workspaceId, incoming));
-      });
       return {
         async settled() {
-          await Promise.all(delivered);
+          await engine.deliverEvents();
         },
-        off,
+        off() {},
       };
-    }
-
-    async function runsOf(automationId: string) {
-      return database()
-        .selectFrom('runs')
-        .selectAll()
-        .where('automation_id', '=', automationId)
-        .orderBy('id')
-        .execute();
     }
 
     const readPlan = (name = 'Read roadmap') =>
@@ -1744,7 +1583,7 @@ for (const db of DATABASES) {
         );
       });
 
-      it('holds a notify and a subflow of a paused automation too, but not its reads', async () => {
+      it('holds every step of a paused automation, reads included, until it is enabled', async () => {
         const child = await publish(
           ada,
           plan('Paused child', [{ id: 'x', kind: 'transform', op: 'now', input: {} }]),
@@ -1777,7 +1616,7 @@ for (const db of DATABASES) {
         await engine.drain();
         let r = await readRun(ada, a, runId);
         assert.equal(r.status, 'waiting');
-        assert.deepEqual(statuses(r), { wait: 'succeeded', read: 'succeeded' });
+        assert.deepEqual(statuses(r), { wait: 'succeeded' });
         assert.equal((await runsOf(child.automation_id)).length, 0);
         ok(
           await ada.call('edit_automation', {
@@ -2132,7 +1971,7 @@ for (const db of DATABASES) {
         { trigger: ON_DOCUMENT },
       );
       const manual = await publish(ada, readPlan('Loop manual'));
-      looping.start();
+      await looping.start();
       try {
         const runId = await run(ada, manual);
         const created = ok(await bob.call('create_document', { title: 'Loop doc', scope: 'org' }));

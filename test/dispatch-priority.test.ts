@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { queueRuns } from '../src/domains/automations/runs.ts';
+import { createEngine, type Engine } from '../src/engine/engine.ts';
+import { DATABASES } from './support/databases.ts';
+import { until } from './support/instances.ts';
+import { setup, type Harness, type ToolCaller } from './support/harness.ts';
+import { approval, automationHelpers, chain, lit, plan, transform } from './support/automations.ts';
+
+const BACKLOG = 300;
+
+for (const db of DATABASES.filter((d) => d.name === 'postgres')) {
+  describe('graphile-worker dispatch on postgres', () => {
+    let h: Harness;
+    let engine: Engine | undefined;
+    let ada: ToolCaller;
+    const t = automationHelpers(
+      () => h,
+      () => engine as Engine,
+    );
+
+    before(async () => {
+      h = await setup(db);
+      ada = await h.as('ada@acme.test');
+    });
+    after(async () => {
+      await engine?.stop();
+      await h.close();
+    });
+
+    const finished = async (ids: string[]) =>
+      (
+        await h.services.deps.db
+          .selectFrom('runs')
+          .select('id')
+          .where('id', 'in', ids)
+          .where('status', '=', 'succeeded')
+          .execute()
+      ).length;
+
+    it('keeps dispatching while another schema in the database installs its tables', async () => {
+      engine = createEngine(h.services, { concurrency: 1, pollMs: 50 });
+      await engine.start();
+      // A fresh schema's install applies graphile-worker's breaking migrations; its notices reach
+      // every worker listening on this database, which would stop and set the exit code.
+      const other = await setup(db);
+      await other.close();
+      const quick = await t.publish(ada, plan('Quick', [transform('a', 'coalesce', { v: lit(1) })]));
+      const runId = await t.run(ada, quick);
+      await until(async () => (await t.runRow(runId)).status === 'succeeded', 'the run has ended', 10_000);
+      assert.equal((await t.runRow(runId)).status, 'succeeded');
+      assert.notEqual(process.exitCode, 57, 'a worker stopped for another schema’s install');
+      await engine.stop();
+    });
+
+    it('hands a woken run out before a backlog of runs still to start', async () => {
+      // A run waits for a decision while a backlog of new runs piles up behind no worker.
+      const waiting = await t.publish(
+        ada,
+        plan(
+          'Ask',
+          [approval('ok'), transform('after', 'coalesce', { v: lit('done') })],
+          chain('ok', 'after'),
+        ),
+      );
+      engine = createEngine(h.services, { concurrency: 1, pollMs: 50 });
+      await engine.start();
+      const runId = await t.run(ada, waiting);
+      await until(async () => (await t.runRow(runId)).status === 'waiting', 'the run waits', 5_000);
+      assert.equal((await t.runRow(runId)).status, 'waiting');
+      await engine.stop();
+
+      const chainPlan = await t.publish(
+        ada,
+        plan(
+          'Backlog',
+          [transform('a', 'coalesce', { v: lit(1) }), transform('b', 'coalesce', { v: lit(2) })],
+          chain('a', 'b'),
+        ),
+      );
+      const automation = await t.automationRow(chainPlan.automation_id);
+      const backlog = await h.services.deps.db.transaction().execute((trx) =>
+        queueRuns(
+          trx,
+          Array.from({ length: BACKLOG }, () => ({
+            automation,
+            versionId: automation.live_version_id,
+            cause: 'manual' as const,
+            dryRun: false,
+            payload: {},
+          })),
+        ),
+      );
+      const card = await t.pendingCard(waiting.session_id);
+      await h.services.automations.decideApproval(h.actor('ada@acme.test'), card.approval_id, {
+        decision: 'approve',
+      });
+
+      // One run at a time: the woken run goes first, not after the three hundred queued before it.
+      engine = createEngine(h.services, { concurrency: 1, pollMs: 50 });
+      await engine.start();
+      await until(async () => (await t.runRow(runId)).status === 'succeeded', 'the run has ended', 10_000);
+      assert.equal((await t.runRow(runId)).status, 'succeeded');
+      const before = await finished(backlog);
+      assert.ok(before < BACKLOG / 10, `${before} of the backlog ran before the woken run`);
+      await until(async () => (await finished(backlog)) === BACKLOG, 'the backlog has run', 50_000);
+      assert.equal(await finished(backlog), BACKLOG, 'the backlog runs afterwards');
+    });
+  });
+}
