@@ -404,7 +404,7 @@ for (const db of DATABASES) {
         assert.deepEqual(await list(ada, { query: '' }), await list(ada));
       });
 
-      it('clamps limit to 1–50', async () => {
+      it('clamps limit to 1–50 and refuses anything not a number', async () => {
         const all = (await list(ada)).documents;
         assert.equal(all.length, 8);
         const cases: [unknown, number][] = [
@@ -417,8 +417,6 @@ for (const db of DATABASES) {
           [50, 8],
           [51, 8],
           [100000, 8],
-          ['3', 8],
-          [true, 8],
         ];
         for (const [limit, count] of cases) {
           const s = await list(ada, { limit });
@@ -427,6 +425,11 @@ for (const db of DATABASES) {
           assert.equal(s.truncated, count < all.length, `limit ${JSON.stringify(limit)} truncated`);
           assert.equal(s.next_cursor, null, 'the merged listing never gives a cursor');
         }
+        for (const limit of ['3', true, {}])
+          refused(
+            await ada.call('list_documents', { limit }),
+            'Tool failed: limit must be a number from 1 to 50',
+          );
       });
 
       it('refuses more than one of scope, conversation_id and pod_id', async () => {
