@@ -1,17 +1,18 @@
 import { log } from '../observability/log.ts';
 import { pickupSeconds } from '../observability/metrics.ts';
 import type { FlowPlan } from '../domains/automations/plan.ts';
-import { TERMINAL_RUN, wake } from '../domains/automations/runs.ts';
-import { notify } from '../domains/activity/notify.ts';
+import { TERMINAL_RUN } from '../domains/automations/runs.ts';
+import type { Dialect } from '../storage/db.ts';
 import { SCOPES, type Actor } from '../domains/workspace/actor.ts';
 import { DomainError } from '../errors.ts';
+import { runFinisher } from './finish.ts';
 import { storedInput } from './inputs.ts';
-import { runWithAutomation } from './live-run.ts';
+import { runWithAutomation, type LiveRun } from './live-run.ts';
 import { retryRows } from './retry.ts';
 import { LimitError } from './limits.ts';
 import { LeaseLost, type ErrorCode, type RunRow, type RunState } from './run-state.ts';
 import { nodeKind } from './steps/index.ts';
-import { postSession, type StepEnv, type StartTask } from './steps/context.ts';
+import type { StepEnv, StartTask } from './steps/context.ts';
 import { StepError } from './values.ts';
 import { walk, type Task, type Walk } from './walker.ts';
 
@@ -19,10 +20,13 @@ import { walk, type Task, type Walk } from './walker.ts';
 export interface Claim {
   runId: string;
   availableAt: number;
+  /** The run and its automation, when they were read with the claim. */
+  live?: LiveRun | undefined;
 }
 
 export interface AdvanceEnv extends StepEnv {
   workerId: string;
+  dialect: Dialect;
   /** Gives the event loop back now and then (SQLite answers synchronously). */
   breathe(): Promise<void>;
 }
@@ -65,6 +69,7 @@ function errorCodeOf(error: unknown): ErrorCode | null {
  */
 export function advancer(env: AdvanceEnv) {
   const { db, store } = env;
+  const finishRun = runFinisher(env);
 
   async function advance(claim: Claim): Promise<void> {
     const runId = claim.runId;
@@ -76,7 +81,7 @@ export function advancer(env: AdvanceEnv) {
     for (let round = 0; round < 100_000; round++) {
       await env.breathe();
       if (!fresh || !state) {
-        const live = await liveRun(runId);
+        const live = await liveRun(runId, round === 0 ? claim.live : undefined);
         if (!live) return;
         const { run, automation } = live;
         if (!state || !plan) {
@@ -182,8 +187,8 @@ export function advancer(env: AdvanceEnv) {
   }
 
   /** A run still to finish and its automation; a run that ended loses its job and is null. */
-  async function liveRun(runId: string) {
-    const live = await runWithAutomation(db, runId);
+  async function liveRun(runId: string, read?: LiveRun) {
+    const live = read ?? (await runWithAutomation(db, runId));
     if (!live || TERMINAL_RUN.has(live.run.status)) {
       await db.deleteFrom('jobs').where('run_id', '=', runId).execute();
       return null;
@@ -303,84 +308,6 @@ export function advancer(env: AdvanceEnv) {
         begun: kind.pure ? begun : undefined,
       });
     }
-  }
-
-  /** Ends the run: its state, its job, its waiting approvals, its parent, and who hears of it. */
-  async function finishRun(
-    state: RunState,
-    plan: FlowPlan,
-    status: 'succeeded' | 'failed' | 'cancelled',
-    error?: string,
-  ): Promise<void> {
-    const { run, automation } = state;
-    const sinks = plan.nodes.filter((n) => !(plan.edges ?? []).some((e) => e.from === n.id));
-    const output: Record<string, unknown> = {};
-    for (const n of sinks) {
-      const row = state.rows.get(n.id);
-      if (row && (row.status === 'succeeded' || row.status === 'simulated') && row.output_json !== null)
-        output[n.id] = JSON.parse(row.output_json) as unknown;
-    }
-    const now = Date.now();
-    const waits = plan.nodes.some(function approves(n): boolean {
-      return n.kind === 'approval' || (n.kind === 'map' && n.body.nodes.some(approves));
-    });
-    await db.transaction().execute(async (trx) => {
-      // Letting go of the run's job is the lease check: a worker that lost the run writes nothing.
-      const held = await trx
-        .deleteFrom('jobs')
-        .where('run_id', '=', run.id)
-        .where('locked_by', '=', env.workerId)
-        .executeTakeFirst();
-      if (Number(held.numDeletedRows) !== 1) throw new LeaseLost(`run ${run.id} is no longer held`);
-      await store.flush(trx, state, true);
-      const updated = await trx
-        .updateTable('runs')
-        .set({
-          status,
-          started_at: run.started_at ?? now,
-          finished_at: now,
-          updated_at: now,
-          error: error ?? null,
-          output_json: JSON.stringify(output),
-        })
-        .where('id', '=', run.id)
-        .where('status', 'not in', [...TERMINAL_RUN])
-        .executeTakeFirst();
-      if (Number(updated.numUpdatedRows) === 0) return;
-      // Waiting steps of a run that ended no longer wait.
-      if (waits) {
-        await trx
-          .updateTable('approvals')
-          .set({ status: 'cancelled' })
-          .where('run_id', '=', run.id)
-          .where('status', '=', 'pending')
-          .execute();
-      }
-      if (run.parent_run_id) await wake(trx, run.parent_run_id);
-      if (run.dry_run) return;
-      // Counted in the statement itself, so runs that end together all count.
-      if (status === 'failed' || (status === 'succeeded' && automation.consecutive_failures !== 0)) {
-        await trx
-          .updateTable('automations')
-          .set((eb) => ({
-            consecutive_failures: status === 'failed' ? eb('consecutive_failures', '+', 1) : eb.val(0),
-          }))
-          .where('id', '=', automation.id)
-          .execute();
-      }
-      if (status === 'failed')
-        await postSession(trx, state, `Run ${run.id} failed: ${error ?? 'unknown error'}`);
-      if (automation.notify === 'everyRun' || (automation.notify === 'problems' && status === 'failed')) {
-        await notify(trx, {
-          workspaceId: run.workspace_id,
-          personId: automation.created_by,
-          kind: 'automation',
-          automationId: automation.id,
-          runId: run.id,
-          body: `${automation.name}: run ${run.id} ${status}${error ? ` — ${error}` : ''}`,
-        });
-      }
-    });
   }
 
   /** Nothing more can happen now: the run waits for a time, a decision, a child run or enabling. */

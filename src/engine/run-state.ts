@@ -225,7 +225,11 @@ export function nodeStore({ workerId, leaseMs, limits }: NodeStoreOptions) {
     });
   }
 
-  return { holdLease, write, stage, flush, finish, seed };
+  /** Hands the staged rows to `store`, which stores them as it will (put back if it fails). */
+  const storing = (state: RunState, store: (rows: NodeRow[]) => Promise<void>) =>
+    withStaged(state, store, []);
+
+  return { holdLease, write, stage, flush, storing, finish, seed };
 }
 
 export type NodeStore = ReturnType<typeof nodeStore>;

@@ -1,0 +1,160 @@
+import { sql } from 'kysely';
+import type { FlowPlan } from '../domains/automations/plan.ts';
+import { TERMINAL_RUN, wake } from '../domains/automations/runs.ts';
+import { notify } from '../domains/activity/notify.ts';
+import type { Db } from '../domains/workspace/access.ts';
+import type { Dialect } from '../storage/db.ts';
+import { LeaseLost, type NodeStore, type RunState } from './run-state.ts';
+import { postSession } from './steps/context.ts';
+import type { NodeRow } from './walker.ts';
+
+export type RunEnd = 'succeeded' | 'failed' | 'cancelled';
+
+interface FinishEnv {
+  db: Db;
+  dialect: Dialect;
+  store: NodeStore;
+  workerId: string;
+}
+
+/** The run's output: what its last steps (those nothing follows) gave. */
+function runOutput(state: RunState, plan: FlowPlan): string {
+  const sinks = plan.nodes.filter((n) => !(plan.edges ?? []).some((e) => e.from === n.id));
+  const output: Record<string, unknown> = {};
+  for (const n of sinks) {
+    const row = state.rows.get(n.id);
+    if (row && (row.status === 'succeeded' || row.status === 'simulated') && row.output_json !== null)
+      output[n.id] = JSON.parse(row.output_json) as unknown;
+  }
+  return JSON.stringify(output);
+}
+
+const waitsForPeople = (plan: FlowPlan) =>
+  plan.nodes.some(function approves(n): boolean {
+    return n.kind === 'approval' || (n.kind === 'map' && n.body.nodes.some(approves));
+  });
+
+/**
+ * Ending runs. A run that ends quietly (it succeeded, nothing waits on it or for it, nobody is
+ * told) ends on Postgres in one statement; every other end is a transaction that also cancels
+ * its approvals, wakes its parent, counts failures and tells who asked to hear.
+ */
+export function runFinisher({ db, dialect, store, workerId }: FinishEnv) {
+  /** Ends the run: its state, its job, its waiting approvals, its parent, and who hears of it. */
+  return async function finishRun(state: RunState, plan: FlowPlan, status: RunEnd, error?: string) {
+    const { run, automation } = state;
+    const now = Date.now();
+    const ended = {
+      status,
+      started_at: run.started_at ?? now,
+      finished_at: now,
+      updated_at: now,
+      error: error ?? null,
+      output_json: runOutput(state, plan),
+    };
+    const waits = waitsForPeople(plan);
+    const quiet =
+      status === 'succeeded' &&
+      !waits &&
+      !run.parent_run_id &&
+      (run.dry_run !== 0 || (automation.consecutive_failures === 0 && automation.notify !== 'everyRun'));
+    if (quiet && dialect === 'postgres') {
+      await store.storing(state, (rows) => endAtOnce(db, run.id, workerId, rows, ended));
+      return;
+    }
+    await db.transaction().execute(async (trx) => {
+      // Letting go of the run's job is the lease check: a worker that lost the run writes nothing.
+      const held = await trx
+        .deleteFrom('jobs')
+        .where('run_id', '=', run.id)
+        .where('locked_by', '=', workerId)
+        .executeTakeFirst();
+      if (Number(held.numDeletedRows) !== 1) throw new LeaseLost(`run ${run.id} is no longer held`);
+      await store.flush(trx, state, true);
+      const updated = await trx
+        .updateTable('runs')
+        .set(ended)
+        .where('id', '=', run.id)
+        .where('status', 'not in', [...TERMINAL_RUN])
+        .executeTakeFirst();
+      if (Number(updated.numUpdatedRows) === 0) return;
+      // Waiting steps of a run that ended no longer wait.
+      if (waits) {
+        await trx
+          .updateTable('approvals')
+          .set({ status: 'cancelled' })
+          .where('run_id', '=', run.id)
+          .where('status', '=', 'pending')
+          .execute();
+      }
+      if (run.parent_run_id) await wake(trx, run.parent_run_id);
+      if (run.dry_run) return;
+      // Counted in the statement itself, so runs that end together all count.
+      if (status === 'failed' || (status === 'succeeded' && automation.consecutive_failures !== 0)) {
+        await trx
+          .updateTable('automations')
+          .set((eb) => ({
+            consecutive_failures: status === 'failed' ? eb('consecutive_failures', '+', 1) : eb.val(0),
+          }))
+          .where('id', '=', automation.id)
+          .execute();
+      }
+      if (status === 'failed')
+        await postSession(trx, state, `Run ${run.id} failed: ${error ?? 'unknown error'}`);
+      if (automation.notify === 'everyRun' || (automation.notify === 'problems' && status === 'failed')) {
+        await notify(trx, {
+          workspaceId: run.workspace_id,
+          personId: automation.created_by,
+          kind: 'automation',
+          automationId: automation.id,
+          runId: run.id,
+          body: `${automation.name}: run ${run.id} ${status}${error ? ` — ${error}` : ''}`,
+        });
+      }
+    });
+  };
+}
+
+/**
+ * One Postgres statement that lets go of the run's job (the lease check), stores its last node
+ * states and ends it; nothing is written unless the job was this worker's. A statement is its own
+ * transaction, so this is as durable as the transaction it replaces, at one round trip.
+ */
+async function endAtOnce(
+  db: Db,
+  runId: string,
+  workerId: string,
+  rows: NodeRow[],
+  ended: { status: RunEnd; started_at: number; finished_at: number; updated_at: number; output_json: string },
+): Promise<void> {
+  const terminal = sql.join([...TERMINAL_RUN].map((s) => sql.lit(s)));
+  const result = await sql<{ held: number }>`
+    with held as (
+      delete from jobs where run_id = ${runId} and locked_by = ${workerId} returning run_id
+    ), nodes as (
+      insert into run_nodes (run_id, node_key, node_id, status, attempt, error, error_code, wait_until,
+                             started_at, finished_at, output_json, input_json)
+      select n.run_id, n.node_key, n.node_id, n.status, n.attempt, n.error, n.error_code, n.wait_until,
+             n.started_at, n.finished_at, n.output_json, n.input_json
+      from json_to_recordset(${JSON.stringify(rows)}::json) as n(
+        run_id text, node_key text, node_id text, status text, attempt integer, error text,
+        error_code text, wait_until bigint, started_at bigint, finished_at bigint, output_json text,
+        input_json text)
+      where exists (select 1 from held)
+      on conflict (run_id, node_key) do update set
+        status = excluded.status, attempt = excluded.attempt, error = excluded.error,
+        error_code = excluded.error_code, wait_until = excluded.wait_until,
+        started_at = excluded.started_at, finished_at = excluded.finished_at,
+        output_json = excluded.output_json, input_json = excluded.input_json
+      returning 1
+    ), ended as (
+      update runs set status = ${ended.status}, started_at = coalesce(started_at, ${ended.started_at}),
+        finished_at = ${ended.finished_at}, updated_at = ${ended.updated_at}, error = null,
+        output_json = ${ended.output_json}
+      where id = ${runId} and status not in (${terminal}) and exists (select 1 from held)
+      returning 1
+    )
+    select (select count(*) from held)::int as held, (select count(*) from nodes)::int as nodes,
+           (select count(*) from ended)::int as ended`.execute(db);
+  if (result.rows[0]?.held !== 1) throw new LeaseLost(`run ${runId} is no longer held`);
+}
