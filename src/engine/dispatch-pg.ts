@@ -56,7 +56,7 @@ export function pgDispatcher(
           advance: async (payload) => {
             const runId = (payload as { run_id?: unknown }).run_id;
             if (typeof runId !== 'string') return;
-            const [claimed] = await worker.claimDue(1, runId);
+            const claimed = await worker.claimWithRun(runId);
             if (claimed) await worker.work(claimed);
           },
         },

@@ -94,6 +94,7 @@ export function createEngine(services: Services, options: EngineOptions = {}) {
     capabilityOf: (key) => capabilities.get(key),
     withinWallTime,
     workerId,
+    dialect,
     breathe,
   });
   const worker = runWorker({ db, dialect, workerId, leaseMs, crashes: limits.crashes, advancer: runs });
@@ -130,45 +131,72 @@ export function createEngine(services: Services, options: EngineOptions = {}) {
   function spawn(job: Claimed): void {
     const p = worker.work(job).finally(() => {
       active.delete(p);
-      kick();
+      kickRuns();
     });
     active.add(p);
   }
 
-  let ticking = false;
-  async function tick(): Promise<void> {
-    if (ticking || stopped) return;
-    ticking = true;
-    try {
-      engineTicked();
+  /** Takes due runs while there is room (unless graphile-worker hands them out). */
+  async function claimRuns(): Promise<void> {
+    if (dispatcher?.running()) return;
+    while (!stopped && active.size < concurrency) {
+      const claimed = await worker.claimDue(concurrency - active.size);
+      if (claimed.length === 0) break;
+      for (const job of claimed) spawn(job);
+    }
+  }
+
+  /**
+   * One look for work. A full look (the timer, an event) delivers events, fires schedules, answers
+   * agents and frees runs whose worker died; a look for runs alone (a run was queued or ended here)
+   * only claims runs, and costs nothing when graphile-worker hands them out.
+   */
+  async function tick(full = true): Promise<void> {
+    engineTicked();
+    if (full) {
       await deliverEvents();
       await schedules();
       await agents.tick();
-      // With graphile-worker, it hands out runs; this loop only frees runs whose worker died.
       if (dispatcher?.running()) await dispatcher.sweep();
-      else {
-        while (!stopped && active.size < concurrency) {
-          const claimed = await worker.claimDue(concurrency - active.size);
-          if (claimed.length === 0) break;
-          for (const job of claimed) spawn(job);
-        }
+    }
+    await claimRuns();
+  }
+
+  // Looks never overlap; one asked for while another is under way follows it.
+  let ticking = false;
+  let wanted: 'none' | 'runs' | 'full' = 'none';
+  async function look(): Promise<void> {
+    if (ticking || stopped || wanted === 'none') return;
+    ticking = true;
+    try {
+      while (!stopped && wanted !== 'none') {
+        const full = wanted === 'full';
+        wanted = 'none';
+        await tick(full).catch((error: unknown) => {
+          if (!stopped) log.error({ err: error }, 'the run engine could not look for work');
+        });
       }
-    } catch (error) {
-      if (!stopped) log.error({ err: error }, 'the run engine could not look for work');
     } finally {
       ticking = false;
     }
   }
 
   let kicked = false;
-  function kick(): void {
-    if (stopped || kicked) return;
+  /** Asks for a look soon (`full`, or for runs alone). */
+  function kick(full = true): void {
+    if (stopped) return;
+    if (full) wanted = 'full';
+    else if (wanted === 'none') wanted = 'runs';
+    if (kicked || ticking) return;
     kicked = true;
     setImmediate(() => {
       kicked = false;
-      void tick();
+      void look();
     });
   }
+  const kickRuns = () => {
+    if (!dispatcher?.running()) kick(false);
+  };
 
   let unsubscribe: (() => void) | undefined;
 
@@ -177,13 +205,13 @@ export function createEngine(services: Services, options: EngineOptions = {}) {
     async start() {
       if (!stopped) return;
       stopped = false;
-      const offEvents = services.onEvent(kick);
-      const offQueued = services.automations.onQueued(kick);
+      const offEvents = services.onEvent(() => kick());
+      const offQueued = services.automations.onQueued(kickRuns);
       unsubscribe = () => {
         offEvents();
         offQueued();
       };
-      timer = setInterval(() => void tick(), pollMs);
+      timer = setInterval(() => kick(), pollMs);
       engineRunning(pollMs);
       watchRuns(db);
       await dispatcher?.start();
@@ -199,7 +227,7 @@ export function createEngine(services: Services, options: EngineOptions = {}) {
       await agents.stop();
       await Promise.allSettled([...active]);
     },
-    kick,
+    kick: () => kick(),
     advance: worker.advanceNow,
     fireSchedules: schedules,
     receiveEvent: (workspaceId: string, event: IncomingEvent) =>

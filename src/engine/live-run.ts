@@ -33,19 +33,28 @@ const complete: Exclude<keyof AutomationRow, (typeof AUTOMATION_COLUMNS)[number]
   : never = true;
 void complete;
 
+export interface LiveRun {
+  run: RunRow;
+  automation: AutomationRow;
+}
+
+/** The automation's columns under `a_` names, to select beside a run's (`automations as a`). */
+export const automationColumns = () => AUTOMATION_COLUMNS.map((c) => `a.${c} as a_${c}`) as never[];
+
 /** A run and its automation, read together (a worker reads them before each step that waits). */
-export async function runWithAutomation(
-  db: Db,
-  runId: string,
-): Promise<{ run: RunRow; automation: AutomationRow } | undefined> {
+export async function runWithAutomation(db: Db, runId: string): Promise<LiveRun | undefined> {
   const row = (await db
     .selectFrom('runs')
     .innerJoin('automations as a', 'a.id', 'runs.automation_id')
     .selectAll('runs')
-    .select(AUTOMATION_COLUMNS.map((c) => `a.${c} as a_${c}`) as never[])
+    .select(automationColumns())
     .where('runs.id', '=', runId)
     .executeTakeFirst()) as Record<string, unknown> | undefined;
-  if (!row) return undefined;
+  return row && splitLive(row);
+}
+
+/** A row of a run's columns and its automation's `a_` columns, as the two rows. */
+export function splitLive(row: Record<string, unknown>): LiveRun {
   const automation: Record<string, unknown> = {};
   for (const c of AUTOMATION_COLUMNS) {
     automation[c] = row[`a_${c}`];
