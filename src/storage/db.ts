@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { openSqlite } from './sqlite-adapter.ts';
+import { PreparedStatements, preparingClient } from './prepared.ts';
 import type { Database } from './schema.ts';
 import { dispatchSchema, installDispatch } from './dispatch.ts';
 import * as m001 from './migrations/001_foundation.ts';
@@ -81,6 +82,7 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
       }
     }
     const pool = new pg.Pool({
+      Client: preparingClient(new PreparedStatements()),
       connectionString: options.databaseUrl,
       max: options.poolSize ?? 10,
       ...(schema ? { options: `-c search_path=${schema}` } : {}),
