@@ -41,13 +41,13 @@ export class PreparedStatements {
 
   /**
    * A table another process changed (a newer version's migration) can make a prepared statement's
-   * result no longer match; that statement fails once and its text is sent unnamed from then on.
+   * result no longer match: its text is sent unnamed from then on (says whether that was the case).
    */
-  failed(text: string, error: unknown): void {
-    if ((error as { code?: unknown }).code === '0A000') {
-      this.names.delete(text);
-      this.refused.add(text);
-    }
+  failed(text: string, error: unknown): boolean {
+    if ((error as { code?: unknown }).code !== '0A000') return false;
+    this.names.delete(text);
+    this.refused.add(text);
+    return true;
   }
 }
 
@@ -56,16 +56,23 @@ type Query = (this: pg.Client, ...args: unknown[]) => unknown;
 /** A pg client class that sends repeated statements as prepared ones (see PreparedStatements). */
 export function preparingClient(statements: PreparedStatements): typeof pg.Client {
   const query = pg.Client.prototype.query as unknown as Query;
+  const inTransaction = new WeakSet<pg.Client>();
   class PreparingClient extends pg.Client {}
   // pg's many overloads of query cannot be restated one by one; the arguments pass through.
   (PreparingClient.prototype as unknown as { query: Query }).query = function (this: pg.Client, ...args) {
     const [text, values, callback] = args;
+    if (typeof text === 'string') {
+      if (/^\s*(begin|start\s+transaction)\b/i.test(text)) inTransaction.add(this);
+      else if (/^\s*(commit|rollback|end)\s*;?\s*$/i.test(text)) inTransaction.delete(this);
+    }
     const name = typeof text === 'string' && Array.isArray(values) ? statements.nameFor(text) : undefined;
     if (name === undefined || callback !== undefined) return query.apply(this, args);
     const sent = query.call(this, { text, values, name }) as Promise<unknown>;
     return sent.catch((error: unknown) => {
-      statements.failed(text as string, error);
-      throw error;
+      if (!statements.failed(text as string, error)) throw error;
+      // Outside a transaction the statement is sent again, unnamed; inside, the transaction failed.
+      if (inTransaction.has(this)) throw error;
+      return query.call(this, text, values);
     });
   };
   return PreparingClient;
