@@ -13,7 +13,7 @@ import { DEFAULT_LIMITS, pacer, type RunLimits } from './limits.ts';
 import type { ModelConfig } from './model.ts';
 import { deliverPending } from './outbox.ts';
 import { nodeStore } from './run-state.ts';
-import { fireSchedules } from './schedules.ts';
+import { fireSchedules, nextScheduleAt } from './schedules.ts';
 import { StepError } from './values.ts';
 import { runWorker, type Claimed } from './worker.ts';
 
@@ -136,6 +136,19 @@ export function createEngine(services: Services, options: EngineOptions = {}) {
     active.add(p);
   }
 
+  /**
+   * A schedule due before the next poll gets a timer of its own, so it fires on its instant rather
+   * than up to a poll later.
+   */
+  let scheduleTimer: NodeJS.Timeout | undefined;
+  async function wakeForSchedule(): Promise<void> {
+    const next = await nextScheduleAt(db);
+    const wait = next === null ? Infinity : next - Date.now();
+    if (wait >= pollMs || stopped) return;
+    clearTimeout(scheduleTimer);
+    scheduleTimer = setTimeout(() => kick(), Math.max(0, wait));
+  }
+
   /** Takes due runs while there is room (unless graphile-worker hands them out). */
   async function claimRuns(): Promise<void> {
     if (dispatcher?.running()) return;
@@ -156,6 +169,7 @@ export function createEngine(services: Services, options: EngineOptions = {}) {
     if (full) {
       await deliverEvents();
       await schedules();
+      await wakeForSchedule();
       await agents.tick();
       if (dispatcher?.running()) await dispatcher.sweep();
     }
@@ -221,6 +235,7 @@ export function createEngine(services: Services, options: EngineOptions = {}) {
       stopped = true;
       engineStopped();
       if (timer) clearInterval(timer);
+      clearTimeout(scheduleTimer);
       unsubscribe?.();
       abort.abort();
       await dispatcher?.stop();

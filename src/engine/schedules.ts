@@ -9,7 +9,7 @@ import type { AutomationTable, Database } from '../storage/schema.ts';
 type AutomationRow = Selectable<AutomationTable>;
 
 /** Due automations fired per transaction. */
-const BATCH = 500;
+const BATCH = 1000;
 /** Missed instants counted at most for one automation (an hourly schedule down a year has 8,760). */
 const MISSED_COUNTED = 1_000;
 
@@ -129,4 +129,18 @@ export async function fireSchedules(db: Kysely<Database>, dialect: Dialect, brea
     await breathe();
   }
   return fired;
+}
+
+/** When the next schedule is due (ms since the epoch), or null when none is set. */
+export async function nextScheduleAt(db: Kysely<Database>): Promise<number | null> {
+  const row = await db
+    .selectFrom('automations')
+    .select('next_fire_at')
+    .where('enabled', '=', 1)
+    .where('next_fire_at', 'is not', null)
+    .where('trigger_kind', '=', 'schedule')
+    .orderBy('next_fire_at')
+    .limit(1)
+    .executeTakeFirst();
+  return row?.next_fire_at ?? null;
 }

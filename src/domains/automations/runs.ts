@@ -30,6 +30,12 @@ export async function queueRun(trx: Db, input: QueueRunInput): Promise<string> {
   return id as string;
 }
 
+/**
+ * Rows of `row`'s shape one insert may carry: up to 1,000, within SQLite's 32,766 parameters per
+ * statement (Postgres allows 65,535).
+ */
+const rowsPerInsert = (row: object) => Math.min(1_000, Math.floor(30_000 / Object.keys(row).length));
+
 /** Stores many queued runs and their jobs in two statements (the scheduler queues them in batches). */
 export async function queueRuns(trx: Db, inputs: QueueRunInput[]): Promise<string[]> {
   if (inputs.length === 0) return [];
@@ -58,10 +64,11 @@ export async function queueRuns(trx: Db, inputs: QueueRunInput[]): Promise<strin
     root_run_id: input.parent?.rootRunId ?? null,
     rerun_of: input.rerunOf ?? null,
   }));
-  for (let i = 0; i < runs.length; i += 200)
+  const perInsert = rowsPerInsert(runs[0]!);
+  for (let i = 0; i < runs.length; i += perInsert)
     await trx
       .insertInto('runs')
-      .values(runs.slice(i, i + 200))
+      .values(runs.slice(i, i + perInsert))
       .execute();
   const jobs = runs.map((r) => ({
     run_id: r.id,
@@ -71,10 +78,10 @@ export async function queueRuns(trx: Db, inputs: QueueRunInput[]): Promise<strin
     created_at: now,
     claims: 0,
   }));
-  for (let i = 0; i < jobs.length; i += 500)
+  for (let i = 0; i < jobs.length; i += 1000)
     await trx
       .insertInto('jobs')
-      .values(jobs.slice(i, i + 500))
+      .values(jobs.slice(i, i + 1000))
       .execute();
   return runs.map((r) => r.id);
 }
