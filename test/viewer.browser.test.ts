@@ -222,17 +222,6 @@ interface Box {
  * Moves the pointer onto the middle of `box` (the viewport when absent) and clicks there, which
  * hovers, enters and clicks whatever covers it, then gives timers and navigations a moment.
  */
-let front: Promise<unknown> = Promise.resolve();
-/** Runs `act` with `tab` at the front, one tab at a time (tabs of one browser share the focus). */
-function inFront(tab: Page, act: () => Promise<void>): Promise<void> {
-  const turn = front.then(async () => {
-    await tab.bringToFront();
-    await act();
-  });
-  front = turn.catch(() => {});
-  return turn;
-}
-
 async function poke(page: Page, box?: Box) {
   const { x, y, width, height } = box ?? {
     x: 0,
@@ -614,9 +603,13 @@ describe('the page viewer in a browser', { skip: SKIP }, () => {
       // only the sandboxed frame is held to showing it.
       if (!control) await assertHarmless(frame, page.vector, 'in the raw frame');
       await poke(tab, shell.box);
-      // Hidden tabs run no CSS animations and show no dialogs: the control's tabs take turns at the
-      // front, each poked only while it is there.
-      if (control) await detector.untilFired(page.vector, () => inFront(tab, () => poke(tab, shell.box)));
+      // Hidden tabs run no CSS animations and show no dialogs: the control's one tab is brought to
+      // the front before every poke.
+      if (control)
+        await detector.untilFired(page.vector, async () => {
+          await tab.bringToFront();
+          await poke(tab, shell.box);
+        });
     }
 
     it('runs no raw vector inside the sandboxed frame', async () => {

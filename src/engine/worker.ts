@@ -30,6 +30,23 @@ export function runWorker({ db, dialect, workerId, leaseMs, crashes: maxCrashes,
   /** Runs this worker is advancing now. */
   const working = new Set<string>();
 
+  /** Jobs due at `now` and held by nobody (`only`: that run's; `mine`: not those runs'). */
+  const freeAt =
+    (now: number, only: string | undefined, mine: readonly string[]) =>
+    (eb: ExpressionBuilder<Database, 'jobs'>) =>
+      eb.and([
+        eb('available_at', '<=', now),
+        eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]),
+        ...(only ? [eb('run_id', '=', only)] : []),
+        ...(mine.length > 0 ? [eb('run_id', 'not in', mine)] : []),
+      ]);
+  /** A claim: this worker's lease from `now`, counted (see `claimDue`). */
+  const claimedAt = (now: number) => (eb: ExpressionBuilder<Database, 'jobs'>) => ({
+    locked_by: workerId,
+    locked_until: now + leaseMs,
+    claims: eb('claims', '+', 1),
+  });
+
   /**
    * Claims due runs (at most `limit`) in one statement, counting the claim: a step that ends sets
    * the count back to zero, so a run claimed three times in a row without a step ending had three
@@ -40,16 +57,10 @@ export function runWorker({ db, dialect, workerId, leaseMs, crashes: maxCrashes,
     // A run this worker is still working on is never taken again by it, even if a busy machine
     // let its lease run out: two advances of one run in one process would both hold the lease.
     const mine = [...working];
-    const free = (eb: ExpressionBuilder<Database, 'jobs'>) =>
-      eb.and([
-        eb('available_at', '<=', now),
-        eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]),
-        ...(only ? [eb('run_id', '=', only)] : []),
-        ...(mine.length > 0 ? [eb('run_id', 'not in', mine)] : []),
-      ]);
+    const free = freeAt(now, only, mine);
     const claimed = await db
       .updateTable('jobs')
-      .set((eb) => ({ locked_by: workerId, locked_until: now + leaseMs, claims: eb('claims', '+', 1) }))
+      .set(claimedAt(now))
       .where('run_id', 'in', (eb) => {
         const due = eb.selectFrom('jobs').select('run_id').where(free).orderBy('available_at').limit(limit);
         return dialect === 'postgres' ? due.forUpdate().skipLocked() : due;
@@ -72,10 +83,8 @@ export function runWorker({ db, dialect, workerId, leaseMs, crashes: maxCrashes,
       .with('claimed', (qb) =>
         qb
           .updateTable('jobs')
-          .set((eb) => ({ locked_by: workerId, locked_until: now + leaseMs, claims: eb('claims', '+', 1) }))
-          .where('run_id', '=', runId)
-          .where('available_at', '<=', now)
-          .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
+          .set(claimedAt(now))
+          .where(freeAt(now, runId, []))
           .returning(['run_id', 'claims', 'available_at as job_available_at']),
       )
       .selectFrom('claimed')
