@@ -15,6 +15,19 @@ export function withLogContext<T>(extra: LogContext, work: () => T): T {
   return context.run({ ...context.getStore(), ...extra }, work);
 }
 
+/**
+ * An error as its own plain fields (type, message, stack, code, …): objects a library hangs on it,
+ * such as a database client with its connection settings and statements, are left out.
+ */
+function plainError(error: unknown): unknown {
+  if (!(error instanceof Error)) return error;
+  const full = pino.stdSerializers.err(error) as unknown as Record<string, unknown>;
+  const plain: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(full))
+    if (value === null || typeof value !== 'object' || key === 'cause') plain[key] = value;
+  return plain;
+}
+
 const LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 type Level = (typeof LEVELS)[number];
 const level = (LEVELS as readonly string[]).includes(process.env.LOG_LEVEL ?? '')
@@ -31,6 +44,7 @@ export const log = pino(
     level,
     base: undefined,
     mixin: () => ({ ...context.getStore() }),
+    serializers: { err: plainError },
     redact: {
       paths: [
         'token',

@@ -88,12 +88,14 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
       ...(schema ? { options: `-c search_path=${schema}` } : {}),
     });
     // An idle connection the server dropped is replaced on next use; it must not end the process.
-    pool.on('error', (error) => log.warn({ err: error }, 'a Postgres connection failed while idle'));
-    pool.on('connect', (client) =>
-      client.on('error', (error) => log.warn({ err: error }, 'a Postgres connection failed')),
-    );
+    // (Once closing, a connection the server ends first is what was asked for.)
+    let closing = false;
+    const failed = (what: string) => (error: Error) => closing || log.warn({ err: error }, what);
+    pool.on('error', failed('a Postgres connection failed while idle'));
+    pool.on('connect', (client) => client.on('error', failed('a Postgres connection failed')));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, dialect: 'postgres', schema, pool, close: () => db.destroy() };
+    const close = () => ((closing = true), db.destroy());
+    return { db, dialect: 'postgres', schema, pool, close };
   }
   const path = options.sqlitePath ?? ':memory:';
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
