@@ -5,7 +5,16 @@ import { createEngine, type Engine } from '../src/engine/engine.ts';
 import { DATABASES } from './support/databases.ts';
 import { until } from './support/instances.ts';
 import { setup, type Harness, type ToolCaller } from './support/harness.ts';
-import { approval, automationHelpers, chain, lit, plan, transform } from './support/automations.ts';
+import {
+  approval,
+  automationHelpers,
+  capability,
+  chain,
+  lit,
+  plan,
+  STAND_IN_ISSUE,
+  transform,
+} from './support/automations.ts';
 
 const BACKLOG = 300;
 
@@ -105,6 +114,55 @@ for (const db of DATABASES.filter((d) => d.name === 'postgres')) {
       assert.ok(before < BACKLOG / 10, `${before} of the backlog ran before the woken run`);
       await until(async () => (await finished(backlog)) === BACKLOG, 'the backlog has run', 50_000);
       assert.equal(await finished(backlog), BACKLOG, 'the backlog runs afterwards');
+    });
+
+    it('hands a run to an idle worker, not one whose every slot is busy with a slow step', async () => {
+      await engine?.stop();
+      engine = undefined;
+      let release = () => {};
+      const stalled = new Promise<void>((resolve) => (release = resolve));
+      const busy = createEngine(h.services, {
+        concurrency: 1,
+        pollMs: 50,
+        connectorCalls: {
+          'github.get_issue': async () => {
+            await stalled;
+            return STAND_IN_ISSUE;
+          },
+        },
+      });
+      let idle: Engine | undefined;
+      try {
+        await busy.start();
+        const slow = await t.publish(
+          ada,
+          plan('Slow', [capability('call', 'github.get_issue', { repo: lit('acme/app'), number: lit(7) })]),
+        );
+        const slowRun = await t.run(ada, slow);
+        await until(
+          async () => (await t.runRow(slowRun)).started_at != null,
+          'the slow run has started',
+          5_000,
+        );
+        // Queued while the only worker's one slot is taken; a second worker starts afterwards.
+        const quick = await t.publish(ada, plan('Quick', [transform('a', 'coalesce', { v: lit(1) })]));
+        const quickRun = await t.run(ada, quick);
+        idle = createEngine(h.services, { concurrency: 1, pollMs: 50 });
+        await idle.start();
+        await until(
+          async () => (await t.runRow(quickRun)).status === 'succeeded',
+          'the quick run has ended',
+          // A run held by the busy worker would wait for the sweep (6 s with the default lease).
+          5_000,
+        );
+        assert.equal((await t.runRow(quickRun)).status, 'succeeded');
+        const slowRow = await t.runRow(slowRun);
+        assert.equal(slowRow.status, 'running', `the slow step is still under way: ${slowRow.error}`);
+      } finally {
+        release();
+        await idle?.stop();
+        await busy.stop();
+      }
     });
   });
 }

@@ -41,14 +41,20 @@ export function pgDispatcher(
         schema: gw,
         concurrency,
         noHandleSignals: true,
-        pollInterval: 2_000,
+        pollInterval: 1_000,
         preset: {
           worker: {
             // Completions of jobs that end together are sent in one statement: a graphile job only
-            // says "look at run X", so one that runs again after a crash finds nothing to do. (Its
-            // local queue, which fetches jobs in batches, is left off: each worker would fetch on
-            // every new job, and it does not stop cleanly.)
+            // says "look at run X", so one that runs again after a crash finds nothing to do.
             completeJobBatchDelay: 0,
+            // Jobs are fetched for the whole process, up to one per slot in one statement. After
+            // a fetch that finds nothing, the process waits about 20 ms before asking again (a
+            // run queued meanwhile is fetched when the wait ends): every process hears of every
+            // new job, and without the wait each would ask for each one, so adding workers that
+            // have little to do would add statements for Postgres instead of capacity. A job
+            // fetched while every slot is busy (slow steps) goes back after a second, for an
+            // idle process to take on its next poll or on the next new job.
+            localQueue: { size: concurrency, ttl: 1_000, refetchDelay: { durationMs: 20 } },
           },
         },
         logger: dispatchLogger,
