@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { queueRuns } from '../src/domains/automations/runs.ts';
 import { createEngine, type Engine } from '../src/engine/engine.ts';
+import type { Advancer } from '../src/engine/advance.ts';
+import { runWorker } from '../src/engine/worker.ts';
 import { DATABASES } from './support/databases.ts';
 import { until } from './support/instances.ts';
 import { setup, type Harness, type ToolCaller } from './support/harness.ts';
@@ -163,6 +165,56 @@ for (const db of DATABASES.filter((d) => d.name === 'postgres')) {
         await idle?.stop();
         await busy.stop();
       }
+    });
+
+    it('claims runs handed out together in one go, each once, and none another worker holds', async () => {
+      await engine?.stop();
+      engine = undefined;
+      const quick = await t.publish(ada, plan('Claimed', [transform('a', 'coalesce', { v: lit(1) })]));
+      const automation = await t.automationRow(quick.automation_id);
+      const [free, alsoFree, held] = await h.services.deps.db.transaction().execute((trx) =>
+        queueRuns(
+          trx,
+          Array.from({ length: 3 }, () => ({
+            automation,
+            versionId: automation.live_version_id,
+            cause: 'manual' as const,
+            dryRun: false,
+            payload: {},
+          })),
+        ),
+      );
+      await h.services.deps.db
+        .updateTable('jobs')
+        .set({ locked_by: 'wrk_other', locked_until: Date.now() + 60_000 })
+        .where('run_id', '=', held!)
+        .execute();
+      const worker = runWorker({
+        db: h.services.deps.db,
+        dialect: 'postgres',
+        workerId: 'wrk_test',
+        leaseMs: 60_000,
+        crashes: 3,
+        advancer: {} as Advancer,
+      });
+      const claims = await Promise.all([free!, alsoFree!, held!, free!].map((id) => worker.claimWithRun(id)));
+      assert.deepEqual(
+        claims.map((c) => c?.runId),
+        [free, alsoFree, undefined, undefined],
+        'each free run once, in the order asked; the held run and the second ask get nothing',
+      );
+      assert.equal(claims[0]!.live?.run.id, free, 'the claim carries the run it read');
+      const locks = await h.services.deps.db
+        .selectFrom('jobs')
+        .select(['run_id', 'locked_by'])
+        .where('run_id', 'in', [free!, alsoFree!, held!])
+        .execute();
+      assert.deepEqual(Object.fromEntries(locks.map((l) => [l.run_id, l.locked_by])), {
+        [free!]: 'wrk_test',
+        [alsoFree!]: 'wrk_test',
+        [held!]: 'wrk_other',
+      });
+      await h.services.deps.db.deleteFrom('jobs').where('run_id', 'in', [free!, alsoFree!, held!]).execute();
     });
   });
 }

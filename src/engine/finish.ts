@@ -40,6 +40,7 @@ const waitsForPeople = (plan: FlowPlan) =>
  * its approvals, wakes its parent, counts failures and tells who asked to hear.
  */
 export function runFinisher({ db, dialect, store, workerId }: FinishEnv) {
+  const endQuietly = quietEnds(db, workerId);
   /** Ends the run: its state, its job, its waiting approvals, its parent, and who hears of it. */
   return async function finishRun(state: RunState, plan: FlowPlan, status: RunEnd, error?: string) {
     const { run, automation } = state;
@@ -59,7 +60,7 @@ export function runFinisher({ db, dialect, store, workerId }: FinishEnv) {
       !run.parent_run_id &&
       (run.dry_run !== 0 || (automation.consecutive_failures === 0 && automation.notify !== 'everyRun'));
     if (quiet && dialect === 'postgres') {
-      await store.storing(state, (rows) => endAtOnce(db, run.id, workerId, rows, ended));
+      await store.storing(state, (rows) => endQuietly({ runId: run.id, rows, ...ended }));
       return;
     }
     await db.transaction().execute(async (trx) => {
@@ -115,46 +116,80 @@ export function runFinisher({ db, dialect, store, workerId }: FinishEnv) {
   };
 }
 
+interface QuietEnd {
+  runId: string;
+  rows: NodeRow[];
+  status: RunEnd;
+  started_at: number;
+  finished_at: number;
+  updated_at: number;
+  output_json: string;
+}
+
 /**
- * One Postgres statement that lets go of the run's job (the lease check), stores its last node
- * states and ends it; nothing is written unless the job was this worker's. A statement is its own
- * transaction, so this is as durable as the transaction it replaces, at one round trip.
+ * Quiet ends on Postgres: one statement lets go of each run's job (the lease check), stores its
+ * last node states and ends it; nothing is written for a run whose job is not this worker's. A
+ * statement is its own transaction, so this is as durable as the transaction it replaces. Ends
+ * asked for in the same turn of the event loop (runs finishing together) are one statement.
  */
-async function endAtOnce(
-  db: Db,
-  runId: string,
-  workerId: string,
-  rows: NodeRow[],
-  ended: { status: RunEnd; started_at: number; finished_at: number; updated_at: number; output_json: string },
-): Promise<void> {
-  const terminal = sql.join([...TERMINAL_RUN].map((s) => sql.lit(s)));
-  const result = await sql<{ held: number }>`
-    with held as (
-      delete from jobs where run_id = ${runId} and locked_by = ${workerId} returning run_id
-    ), nodes as (
-      insert into run_nodes (run_id, node_key, node_id, status, attempt, error, error_code, wait_until,
-                             started_at, finished_at, output_json, input_json)
-      select n.run_id, n.node_key, n.node_id, n.status, n.attempt, n.error, n.error_code, n.wait_until,
-             n.started_at, n.finished_at, n.output_json, n.input_json
-      from json_to_recordset(${JSON.stringify(rows)}::json) as n(
-        run_id text, node_key text, node_id text, status text, attempt integer, error text,
-        error_code text, wait_until bigint, started_at bigint, finished_at bigint, output_json text,
-        input_json text)
-      where exists (select 1 from held)
-      on conflict (run_id, node_key) do update set
-        status = excluded.status, attempt = excluded.attempt, error = excluded.error,
-        error_code = excluded.error_code, wait_until = excluded.wait_until,
-        started_at = excluded.started_at, finished_at = excluded.finished_at,
-        output_json = excluded.output_json, input_json = excluded.input_json
-      returning 1
-    ), ended as (
-      update runs set status = ${ended.status}, started_at = coalesce(started_at, ${ended.started_at}),
-        finished_at = ${ended.finished_at}, updated_at = ${ended.updated_at}, error = null,
-        output_json = ${ended.output_json}
-      where id = ${runId} and status not in (${terminal}) and exists (select 1 from held)
-      returning 1
-    )
-    select (select count(*) from held)::int as held, (select count(*) from nodes)::int as nodes,
-           (select count(*) from ended)::int as ended`.execute(db);
-  if (result.rows[0]?.held !== 1) throw new LeaseLost(`run ${runId} is no longer held`);
+function quietEnds(db: Db, workerId: string) {
+  let asked: { end: QuietEnd; done: () => void; fail: (e: unknown) => void }[] = [];
+
+  async function endAsked(): Promise<void> {
+    const batch = asked;
+    asked = [];
+    const ends = batch.map(({ end: { rows: _rows, ...end } }) => ({ run_id: end.runId, ...end }));
+    const rows = batch.flatMap((b) => b.end.rows);
+    const terminal = sql.join([...TERMINAL_RUN].map((s) => sql.lit(s)));
+    try {
+      const result = await sql<{ run_id: string }>`
+        with asked as (
+          select * from json_to_recordset(${JSON.stringify(ends)}::json) as a(
+            run_id text, status text, started_at bigint, finished_at bigint, updated_at bigint,
+            output_json text)
+        ), held as (
+          delete from jobs using asked
+          where jobs.run_id = asked.run_id and jobs.locked_by = ${workerId} returning jobs.run_id
+        ), nodes as (
+          insert into run_nodes (run_id, node_key, node_id, status, attempt, error, error_code,
+                                 wait_until, started_at, finished_at, output_json, input_json)
+          select n.run_id, n.node_key, n.node_id, n.status, n.attempt, n.error, n.error_code,
+                 n.wait_until, n.started_at, n.finished_at, n.output_json, n.input_json
+          from json_to_recordset(${JSON.stringify(rows)}::json) as n(
+            run_id text, node_key text, node_id text, status text, attempt integer, error text,
+            error_code text, wait_until bigint, started_at bigint, finished_at bigint,
+            output_json text, input_json text)
+          where n.run_id in (select run_id from held)
+          on conflict (run_id, node_key) do update set
+            status = excluded.status, attempt = excluded.attempt, error = excluded.error,
+            error_code = excluded.error_code, wait_until = excluded.wait_until,
+            started_at = excluded.started_at, finished_at = excluded.finished_at,
+            output_json = excluded.output_json, input_json = excluded.input_json
+          returning 1
+        ), ended as (
+          update runs set status = asked.status,
+            started_at = coalesce(runs.started_at, asked.started_at),
+            finished_at = asked.finished_at, updated_at = asked.updated_at, error = null,
+            output_json = asked.output_json
+          from asked
+          where runs.id = asked.run_id and runs.id in (select run_id from held)
+            and runs.status not in (${terminal})
+          returning 1
+        )
+        select run_id, (select count(*) from nodes) as nodes, (select count(*) from ended) as ended
+        from held`.execute(db);
+      const held = new Set(result.rows.map((r) => r.run_id));
+      for (const { end, done, fail } of batch)
+        if (held.has(end.runId)) done();
+        else fail(new LeaseLost(`run ${end.runId} is no longer held`));
+    } catch (error) {
+      for (const { fail } of batch) fail(error);
+    }
+  }
+
+  return (end: QuietEnd) =>
+    new Promise<void>((done, fail) => {
+      asked.push({ end, done, fail });
+      if (asked.length === 1) setImmediate(endAsked);
+    });
 }
