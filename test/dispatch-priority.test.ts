@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it, mock } from 'node:test';
+import { log } from '../src/observability/log.ts';
 import { queueRuns } from '../src/domains/automations/runs.ts';
 import { createEngine, type Engine } from '../src/engine/engine.ts';
 import type { Advancer } from '../src/engine/advance.ts';
@@ -215,6 +216,66 @@ for (const db of DATABASES.filter((d) => d.name === 'postgres')) {
         [held!]: 'wrk_other',
       });
       await h.services.deps.db.deleteFrom('jobs').where('run_id', 'in', [free!, alsoFree!, held!]).execute();
+    });
+
+    it('gives back the runs it fetched but had not begun when it stops, for the next worker at once', async () => {
+      await engine?.stop();
+      engine = undefined;
+      let release = () => {};
+      const stalled = new Promise<void>((resolve) => (release = resolve));
+      const busy = createEngine(h.services, {
+        concurrency: 2,
+        pollMs: 50,
+        connectorCalls: {
+          'github.get_issue': async () => {
+            await stalled;
+            return STAND_IN_ISSUE;
+          },
+        },
+      });
+      const errors = mock.method(log, 'error');
+      let next: Engine | undefined;
+      try {
+        await busy.start();
+        const slow = await t.publish(
+          ada,
+          plan('Slow twice', [
+            capability('call', 'github.get_issue', { repo: lit('acme/app'), number: lit(7) }),
+          ]),
+        );
+        const slowRuns = [await t.run(ada, slow), await t.run(ada, slow)];
+        await until(
+          async () =>
+            (await Promise.all(slowRuns.map((r) => t.runRow(r)))).every((r) => r.started_at != null),
+          'both slots are busy',
+          5_000,
+        );
+        // Fetched by the busy worker (its slots are taken) and held there when it stops.
+        const quick = await t.publish(ada, plan('Quick', [transform('a', 'coalesce', { v: lit(1) })]));
+        const quickRuns = [await t.run(ada, quick), await t.run(ada, quick)];
+        const stopping = busy.stop();
+        release();
+        await stopping;
+        next = createEngine(h.services, { concurrency: 2, pollMs: 50 });
+        await next.start();
+        await until(
+          async () =>
+            (await Promise.all(quickRuns.map((r) => t.runRow(r)))).every((r) => r.status === 'succeeded'),
+          'the held runs have ended',
+          // Runs not given back wait for the sweep (6 s with the default lease).
+          4_000,
+        );
+        assert.deepEqual(
+          errors.mock.calls.map((c) => String(c.arguments[1] ?? c.arguments[0])),
+          [],
+          'stopping logs no error',
+        );
+      } finally {
+        errors.mock.restore();
+        release();
+        await next?.stop();
+        await busy.stop().catch(() => {});
+      }
     });
   });
 }

@@ -1,5 +1,6 @@
 import { log } from '../observability/log.ts';
-import { run, type Runner } from 'graphile-worker';
+import { EventEmitter } from 'node:events';
+import { run, type Runner, type WorkerEvents } from 'graphile-worker';
 import { sql } from 'kysely';
 import type { Storage } from '../storage/db.ts';
 import { dispatchLogger, dispatchSchema } from '../storage/dispatch.ts';
@@ -36,8 +37,11 @@ export function pgDispatcher(
     running: () => live,
     async start() {
       if (!storage.pool) throw new Error('graphile dispatch needs a Postgres pool');
+      const events: WorkerEvents = new EventEmitter();
+      events.on('localQueue:init', ({ localQueue }) => givesBackOnRelease(localQueue));
       runner = await run({
         pgPool: storage.pool,
+        events,
         schema: gw,
         concurrency,
         noHandleSignals: true,
@@ -106,5 +110,39 @@ export function pgDispatcher(
         .where((eb) => eb.not(waiting))
         .execute();
     },
+  };
+}
+
+/** The parts of graphile-worker's local queue that releasing it touches. */
+interface Releasable {
+  backgroundCount: number;
+  setModeReleased(): void;
+  decreaseBackgroundCount(): void;
+}
+
+/**
+ * graphile-worker (0.18) releases a local queue that still holds fetched jobs by handing their
+ * return to its background work after marking itself released, which it refuses when nothing else
+ * is in the background: the jobs are not given back (the run waits for the sweep) and stopping
+ * logs errors. Counting the release itself as background work while it runs lets the return go
+ * ahead, and the queue finishes once the jobs are back.
+ */
+function givesBackOnRelease(queue: unknown): void {
+  const q = queue as Partial<Releasable>;
+  if (
+    typeof q.backgroundCount !== 'number' ||
+    typeof q.setModeReleased !== 'function' ||
+    typeof q.decreaseBackgroundCount !== 'function'
+  )
+    return;
+  const release = q.setModeReleased.bind(q);
+  const done = q.decreaseBackgroundCount;
+  q.setModeReleased = () => {
+    q.backgroundCount! += 1;
+    try {
+      release();
+    } finally {
+      done();
+    }
   };
 }
