@@ -50,6 +50,23 @@ for (const db of DATABASES.filter((d) => d.name === 'postgres')) {
           .execute()
       ).length;
 
+    /** An engine of `concurrency` slots whose GitHub steps wait until `release` is called. */
+    function stalledEngine(concurrency: number): { busy: Engine; release: () => void } {
+      let release = () => {};
+      const stalled = new Promise<void>((resolve) => (release = resolve));
+      const busy = createEngine(h.services, {
+        concurrency,
+        pollMs: 50,
+        connectorCalls: {
+          'github.get_issue': async () => {
+            await stalled;
+            return STAND_IN_ISSUE;
+          },
+        },
+      });
+      return { busy, release: () => release() };
+    }
+
     it('keeps dispatching while another schema in the database installs its tables', async () => {
       engine = createEngine(h.services, { concurrency: 1, pollMs: 50 });
       await engine.start();
@@ -122,18 +139,7 @@ for (const db of DATABASES.filter((d) => d.name === 'postgres')) {
     it('hands a run to an idle worker, not one whose every slot is busy with a slow step', async () => {
       await engine?.stop();
       engine = undefined;
-      let release = () => {};
-      const stalled = new Promise<void>((resolve) => (release = resolve));
-      const busy = createEngine(h.services, {
-        concurrency: 1,
-        pollMs: 50,
-        connectorCalls: {
-          'github.get_issue': async () => {
-            await stalled;
-            return STAND_IN_ISSUE;
-          },
-        },
-      });
+      const { busy, release } = stalledEngine(1);
       let idle: Engine | undefined;
       try {
         await busy.start();
@@ -221,18 +227,7 @@ for (const db of DATABASES.filter((d) => d.name === 'postgres')) {
     it('gives back the runs it fetched but had not begun when it stops, for the next worker at once', async () => {
       await engine?.stop();
       engine = undefined;
-      let release = () => {};
-      const stalled = new Promise<void>((resolve) => (release = resolve));
-      const busy = createEngine(h.services, {
-        concurrency: 2,
-        pollMs: 50,
-        connectorCalls: {
-          'github.get_issue': async () => {
-            await stalled;
-            return STAND_IN_ISSUE;
-          },
-        },
-      });
+      const { busy, release } = stalledEngine(2);
       const errors = mock.method(log, 'error');
       let next: Engine | undefined;
       try {
