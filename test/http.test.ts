@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -12,11 +11,11 @@ import {
   StreamableHTTPClientTransport,
   type ClientOptions,
 } from '@modelcontextprotocol/client';
-import { loadConfig } from '../src/config.ts';
 import type { Scope } from '../src/domains/workspace/actor.ts';
-import { startServer, type RunningServer } from '../src/server.ts';
+import type { RunningServer } from '../src/server.ts';
 import { DATABASES } from './support/databases.ts';
 import { acme, setup, type Harness } from './support/harness.ts';
+import { startTestServer } from './support/http-server.ts';
 import { IMPLEMENTED_TOOLS } from './support/tools.ts';
 
 const MODERN = '2026-07-28';
@@ -31,40 +30,6 @@ const REVISIONS: { version: string; era: 'modern' | 'legacy'; options: ClientOpt
     options: { versionNegotiation: { mode: 'legacy' }, supportedProtocolVersions: [LEGACY] },
   },
 ];
-
-function portIsFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const probe = createServer();
-    probe.once('error', () => resolve(false));
-    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
-  });
-}
-
-/** A port whose next port is free too: the app listens on PORT and pages on PORT+1. */
-async function freePortPair(): Promise<number> {
-  for (;;) {
-    const port = await new Promise<number>((resolve, reject) => {
-      const probe = createServer();
-      probe.once('error', reject);
-      probe.listen(0, '127.0.0.1', () => {
-        const { port } = probe.address() as { port: number };
-        probe.close(() => resolve(port));
-      });
-    });
-    if (port < 65000 && (await portIsFree(port + 1))) return port;
-  }
-}
-
-async function start(h: Harness, dataDir: string): Promise<RunningServer> {
-  for (let attempt = 0; ; attempt++) {
-    const port = await freePortPair();
-    try {
-      return await startServer(loadConfig({ TANDEM_DATA: dataDir, PORT: String(port) }), h.services);
-    } catch (error) {
-      if ((error as { code?: string }).code !== 'EADDRINUSE' || attempt > 5) throw error;
-    }
-  }
-}
 
 /** Splits `Bearer a="1", b="2"` into its scheme and parameters. */
 function parseChallenge(header: string | null): { scheme: string; params: Record<string, string> } {
@@ -155,7 +120,7 @@ for (const db of DATABASES) {
     before(async () => {
       h = await setup(db);
       dataDir = mkdtempSync(join(tmpdir(), 'tandem-http-'));
-      server = await start(h, dataDir);
+      server = await startTestServer(h.services, dataDir);
       mcpUrl = new URL('/mcp', server.url);
     });
     after(async () => {
