@@ -4,6 +4,7 @@ import { TERMINAL_RUN, wake } from '../domains/automations/runs.ts';
 import { notify } from '../domains/activity/notify.ts';
 import type { Db } from '../domains/workspace/access.ts';
 import type { Dialect } from '../storage/db.ts';
+import { perTurn } from './per-turn.ts';
 import { LeaseLost, type NodeStore, type RunState } from './run-state.ts';
 import { postSession } from './steps/context.ts';
 import type { NodeRow } from './walker.ts';
@@ -133,63 +134,47 @@ interface QuietEnd {
  * asked for in the same turn of the event loop (runs finishing together) are one statement.
  */
 function quietEnds(db: Db, workerId: string) {
-  let asked: { end: QuietEnd; done: () => void; fail: (e: unknown) => void }[] = [];
-
-  async function endAsked(): Promise<void> {
-    const batch = asked;
-    asked = [];
-    const ends = batch.map(({ end: { rows: _rows, ...end } }) => ({ run_id: end.runId, ...end }));
-    const rows = batch.flatMap((b) => b.end.rows);
-    const terminal = sql.join([...TERMINAL_RUN].map((s) => sql.lit(s)));
-    try {
-      const result = await sql<{ run_id: string }>`
-        with asked as (
-          select * from json_to_recordset(${JSON.stringify(ends)}::json) as a(
-            run_id text, status text, started_at bigint, finished_at bigint, updated_at bigint,
-            output_json text)
-        ), held as (
-          delete from jobs using asked
-          where jobs.run_id = asked.run_id and jobs.locked_by = ${workerId} returning jobs.run_id
-        ), nodes as (
-          insert into run_nodes (run_id, node_key, node_id, status, attempt, error, error_code,
-                                 wait_until, started_at, finished_at, output_json, input_json)
-          select n.run_id, n.node_key, n.node_id, n.status, n.attempt, n.error, n.error_code,
-                 n.wait_until, n.started_at, n.finished_at, n.output_json, n.input_json
-          from json_to_recordset(${JSON.stringify(rows)}::json) as n(
-            run_id text, node_key text, node_id text, status text, attempt integer, error text,
-            error_code text, wait_until bigint, started_at bigint, finished_at bigint,
-            output_json text, input_json text)
-          where n.run_id in (select run_id from held)
-          on conflict (run_id, node_key) do update set
-            status = excluded.status, attempt = excluded.attempt, error = excluded.error,
-            error_code = excluded.error_code, wait_until = excluded.wait_until,
-            started_at = excluded.started_at, finished_at = excluded.finished_at,
-            output_json = excluded.output_json, input_json = excluded.input_json
-          returning 1
-        ), ended as (
-          update runs set status = asked.status,
-            started_at = coalesce(runs.started_at, asked.started_at),
-            finished_at = asked.finished_at, updated_at = asked.updated_at, error = null,
-            output_json = asked.output_json
-          from asked
-          where runs.id = asked.run_id and runs.id in (select run_id from held)
-            and runs.status not in (${terminal})
-          returning 1
-        )
-        select run_id, (select count(*) from nodes) as nodes, (select count(*) from ended) as ended
-        from held`.execute(db);
-      const held = new Set(result.rows.map((r) => r.run_id));
-      for (const { end, done, fail } of batch)
-        if (held.has(end.runId)) done();
-        else fail(new LeaseLost(`run ${end.runId} is no longer held`));
-    } catch (error) {
-      for (const { fail } of batch) fail(error);
-    }
-  }
-
-  return (end: QuietEnd) =>
-    new Promise<void>((done, fail) => {
-      asked.push({ end, done, fail });
-      if (asked.length === 1) setImmediate(endAsked);
-    });
+  const terminal = sql.join([...TERMINAL_RUN].map((s) => sql.lit(s)));
+  return perTurn(async (batch: QuietEnd[]): Promise<(undefined | LeaseLost)[]> => {
+    const ends = batch.map(({ rows: _rows, ...end }) => ({ run_id: end.runId, ...end }));
+    const rows = batch.flatMap((end) => end.rows);
+    // Each statement in a WITH runs to completion whether or not the query reads it.
+    const result = await sql<{ run_id: string }>`
+      with asked as (
+        select * from json_to_recordset(${JSON.stringify(ends)}::json) as a(
+          run_id text, status text, started_at bigint, finished_at bigint, updated_at bigint,
+          output_json text)
+      ), held as (
+        delete from jobs using asked
+        where jobs.run_id = asked.run_id and jobs.locked_by = ${workerId} returning jobs.run_id
+      ), nodes as (
+        insert into run_nodes (run_id, node_key, node_id, status, attempt, error, error_code,
+                               wait_until, started_at, finished_at, output_json, input_json)
+        select n.run_id, n.node_key, n.node_id, n.status, n.attempt, n.error, n.error_code,
+               n.wait_until, n.started_at, n.finished_at, n.output_json, n.input_json
+        from json_to_recordset(${JSON.stringify(rows)}::json) as n(
+          run_id text, node_key text, node_id text, status text, attempt integer, error text,
+          error_code text, wait_until bigint, started_at bigint, finished_at bigint,
+          output_json text, input_json text)
+        where n.run_id in (select run_id from held)
+        on conflict (run_id, node_key) do update set
+          status = excluded.status, attempt = excluded.attempt, error = excluded.error,
+          error_code = excluded.error_code, wait_until = excluded.wait_until,
+          started_at = excluded.started_at, finished_at = excluded.finished_at,
+          output_json = excluded.output_json, input_json = excluded.input_json
+      ), ended as (
+        update runs set status = asked.status,
+          started_at = coalesce(runs.started_at, asked.started_at),
+          finished_at = asked.finished_at, updated_at = asked.updated_at, error = null,
+          output_json = asked.output_json
+        from asked
+        where runs.id = asked.run_id and runs.id in (select run_id from held)
+          and runs.status not in (${terminal})
+      )
+      select run_id from held`.execute(db);
+    const held = new Set(result.rows.map((r) => r.run_id));
+    return batch.map((end) =>
+      held.has(end.runId) ? undefined : new LeaseLost(`run ${end.runId} is no longer held`),
+    );
+  });
 }

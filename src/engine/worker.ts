@@ -4,6 +4,7 @@ import type { Dialect } from '../storage/db.ts';
 import type { Database } from '../storage/schema.ts';
 import type { Advancer, Claim } from './advance.ts';
 import { automationColumns, splitLive } from './live-run.ts';
+import { perTurn } from './per-turn.ts';
 import { LeaseLost } from './run-state.ts';
 
 /** A run a worker took: its claim, and how many workers before it died running its steps. */
@@ -71,10 +72,6 @@ export function runWorker({ db, dialect, workerId, leaseMs, crashes: maxCrashes,
     return claimed.map((r) => ({ runId: r.run_id, availableAt: r.available_at, crashes: r.claims - 1 }));
   }
 
-  /** Claims asked for in this turn of the event loop, sent together (see `claimWithRun`). */
-  let asked: { runId: string; answer: (claimed: Claimed | undefined) => void; fail: (e: unknown) => void }[] =
-    [];
-
   /**
    * Claims run `runId` if it is due and free, reading the run and its automation in the same
    * statement (Postgres: an update in a common table expression). Claims asked for in the same turn
@@ -82,50 +79,37 @@ export function runWorker({ db, dialect, workerId, leaseMs, crashes: maxCrashes,
    */
   function claimWithRun(runId: string): Promise<Claimed | undefined> {
     if (dialect !== 'postgres' || working.has(runId)) return claimDue(1, runId).then((c) => c[0]);
-    return new Promise((answer, fail) => {
-      asked.push({ runId, answer, fail });
-      if (asked.length === 1) setImmediate(claimAsked);
-    });
+    return claimTogether(runId);
   }
 
-  async function claimAsked(): Promise<void> {
-    const batch = asked;
-    asked = [];
+  const claimTogether = perTurn(async (runIds: string[]): Promise<(Claimed | undefined)[]> => {
     const now = Date.now();
-    const ids = [...new Set(batch.map((b) => b.runId))];
-    try {
-      const rows = (await db
-        .with('claimed', (qb) =>
-          qb
-            .updateTable('jobs')
-            .set(claimedAt(now))
-            .where(freeAt(now, undefined, []))
-            .where('run_id', 'in', ids)
-            .returning(['run_id', 'claims', 'available_at as job_available_at']),
-        )
-        .selectFrom('claimed')
-        .innerJoin('runs', 'runs.id', 'claimed.run_id')
-        .innerJoin('automations as a', 'a.id', 'runs.automation_id')
-        .select(['claimed.claims', 'claimed.job_available_at'])
-        .selectAll('runs')
-        .select(automationColumns())
-        .execute()) as (Record<string, unknown> & { id: string; claims: number; job_available_at: number })[];
-      const byRun = new Map(rows.map((r) => [r.id, r]));
-      for (const { runId, answer } of batch) {
-        const row = byRun.get(runId);
-        // A run asked for twice in one turn is claimed once.
-        byRun.delete(runId);
-        if (!row) {
-          answer(undefined);
-          continue;
-        }
-        const { claims, job_available_at: availableAt, ...rest } = row;
-        answer({ runId, availableAt: Number(availableAt), crashes: claims - 1, live: splitLive(rest) });
-      }
-    } catch (error) {
-      for (const { fail } of batch) fail(error);
-    }
-  }
+    const rows = (await db
+      .with('claimed', (qb) =>
+        qb
+          .updateTable('jobs')
+          .set(claimedAt(now))
+          .where(freeAt(now, undefined, []))
+          .where('run_id', 'in', [...new Set(runIds)])
+          .returning(['run_id', 'claims', 'available_at as job_available_at']),
+      )
+      .selectFrom('claimed')
+      .innerJoin('runs', 'runs.id', 'claimed.run_id')
+      .innerJoin('automations as a', 'a.id', 'runs.automation_id')
+      .select(['claimed.claims', 'claimed.job_available_at'])
+      .selectAll('runs')
+      .select(automationColumns())
+      .execute()) as (Record<string, unknown> & { id: string; claims: number; job_available_at: number })[];
+    const byRun = new Map(rows.map((r) => [r.id, r]));
+    return runIds.map((runId) => {
+      const row = byRun.get(runId);
+      // A run asked for twice in one turn is claimed once.
+      byRun.delete(runId);
+      if (!row) return undefined;
+      const { claims, job_available_at: availableAt, ...rest } = row;
+      return { runId, availableAt: Number(availableAt), crashes: claims - 1, live: splitLive(rest) };
+    });
+  });
 
   /** Works on a claimed run, renewing its lease meanwhile. */
   async function work(claimed: Claimed): Promise<void> {
