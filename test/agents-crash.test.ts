@@ -1,18 +1,16 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { SCOPES } from '../src/domains/workspace/actor.ts';
 import { importFixture } from '../src/domains/workspace/import.ts';
 import { openServices, type Services } from '../src/services.ts';
 import { messageText } from './support/agents.ts';
 import { testFixture } from './support/fixture.ts';
+import { startWorker } from './support/worker-processes.ts';
 import { startModelServer, textReply, type ModelServer } from './support/model-server.ts';
 
-const ROOT = resolve(import.meta.dirname, '..');
-const BIN = join(ROOT, 'bin', 'tandem.js');
 const QUESTIONS = 3;
 
 const until = async (what: string, check: () => boolean | Promise<boolean>, ms = 30_000) => {
@@ -56,35 +54,15 @@ describe('agent requests survive a worker killed with SIGKILL', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const worker = (): { child: ChildProcess; ready: Promise<void>; exited: Promise<unknown> } => {
-    const child = spawn(process.execPath, [BIN, 'worker'], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        TANDEM_DATA: dir,
-        TANDEM_RUN_LEASE_S: '2',
-        TANDEM_MODEL_URL: model.url,
-        TANDEM_MODEL: 'test-model',
-        TANDEM_AGENT_CONCURRENCY: '1',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+  const worker = () =>
+    startWorker(undefined, dir, {
+      // Everything it logs, as a worker started without LOG_LEVEL would.
+      LOG_LEVEL: 'info',
+      TANDEM_RUN_LEASE_S: '2',
+      TANDEM_MODEL_URL: model.url,
+      TANDEM_MODEL: 'test-model',
+      TANDEM_AGENT_CONCURRENCY: '1',
     });
-    const ready = new Promise<void>((done) => {
-      let out = '';
-      child.stdout?.on('data', (chunk: Buffer) => {
-        out += chunk.toString();
-        if (out.includes('is running')) done();
-      });
-      child.once('exit', () => done());
-    });
-    return { child, ready, exited: new Promise((done) => child.once('exit', done)) };
-  };
-
-  const kill = async (w: ReturnType<typeof worker>) => {
-    w.child.kill('SIGKILL');
-    await w.exited;
-  };
 
   const replies = () =>
     services.deps.db
@@ -96,23 +74,18 @@ describe('agent requests survive a worker killed with SIGKILL', () => {
 
   it('answers every request exactly once after kills mid-answer and between answers', async () => {
     // Killed while the model works on the first question: nothing is posted.
-    const first = worker();
-    await first.ready;
+    const first = await worker();
     await until('the first question to reach the model', () => model.requests.length >= 1);
-    await kill(first);
+    await first.kill();
     assert.deepEqual(await replies(), []);
 
     // Killed as soon as one reply is posted.
-    const second = worker();
-    await second.ready;
+    const second = await worker();
     await until('a reply', async () => (await replies()).length >= 1);
-    await kill(second);
+    await second.kill();
 
-    const third = worker();
-    let stderr = '';
-    third.child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const third = await worker();
     try {
-      await third.ready;
       await until('every request answered', async () => {
         const open = await services.deps.db
           .selectFrom('agent_requests')
@@ -123,9 +96,9 @@ describe('agent requests survive a worker killed with SIGKILL', () => {
         return open.length === 0;
       });
     } finally {
-      await kill(third);
+      await third.kill();
     }
-    assert.equal(stderr, '', 'the worker reported no errors');
+    assert.equal(third.stderr(), '', 'the worker reported no errors');
 
     const posted = await replies();
     for (const [i, thread] of threads.entries()) {

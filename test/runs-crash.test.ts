@@ -1,17 +1,15 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { queueRun } from '../src/domains/automations/runs.ts';
 import { importFixture } from '../src/domains/workspace/import.ts';
 import { openServices, type Services } from '../src/services.ts';
 import { testFixture } from './support/fixture.ts';
+import { startWorker } from './support/worker-processes.ts';
 
-const ROOT = resolve(import.meta.dirname, '..');
-const BIN = join(ROOT, 'bin', 'tandem.js');
 const RUNS = 6;
 const ITEMS = 3;
 
@@ -153,29 +151,14 @@ describe('runs survive a worker killed with SIGKILL at any point', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const worker = (): { child: ChildProcess; ready: Promise<void>; exited: Promise<unknown> } => {
-    const child = spawn(process.execPath, [BIN, 'worker'], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        TANDEM_DATA: dir,
-        TANDEM_RUN_LEASE_S: '2',
-        TANDEM_RUN_CRASHES: '20',
-        TANDEM_HTTP_ALLOW: new URL(hookUrl).host,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+  const worker = () =>
+    startWorker(undefined, dir, {
+      // Everything it logs, as a worker started without LOG_LEVEL would.
+      LOG_LEVEL: 'info',
+      TANDEM_RUN_LEASE_S: '2',
+      TANDEM_RUN_CRASHES: '20',
+      TANDEM_HTTP_ALLOW: new URL(hookUrl).host,
     });
-    const ready = new Promise<void>((done) => {
-      let out = '';
-      child.stdout?.on('data', (chunk: Buffer) => {
-        out += chunk.toString();
-        if (out.includes('is running')) done();
-      });
-      child.once('exit', () => done());
-    });
-    return { child, ready, exited: new Promise((done) => child.once('exit', done)) };
-  };
 
   const statuses = async () =>
     services.deps.db.selectFrom('runs').select(['id', 'status', 'error']).where('id', 'in', runIds).execute();
@@ -195,31 +178,29 @@ describe('runs survive a worker killed with SIGKILL at any point', () => {
     // the killed workers before any of its steps ends; the crash guard would fail it, which is not
     // what this test is about, so the workers here allow more deaths (TANDEM_RUN_CRASHES).
     for (const delay of [40, 90, 15, 140, 60, 110, 25, 80]) {
-      const { child, ready, exited } = worker();
-      await ready;
+      const { child, kill } = await worker();
       const before = await stored();
       const started = Date.now();
       while ((await stored()) === before && Date.now() - started < 5_000 && child.exitCode === null)
         await new Promise((done) => setTimeout(done, 5));
       await new Promise((done) => setTimeout(done, delay));
-      child.kill('SIGKILL');
-      await exited;
+      await kill();
       progress.push(await stored());
     }
-    const { child: last, exited } = worker();
-    let stderr = '';
-    last.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const last = await worker();
     try {
       const deadline = Date.now() + 60_000;
       for (;;) {
         const rows = await statuses();
         if (rows.every((r) => ['succeeded', 'failed', 'cancelled'].includes(r.status))) break;
-        assert.ok(Date.now() < deadline, `runs still not finished: ${JSON.stringify(rows)}\n${stderr}`);
+        assert.ok(
+          Date.now() < deadline,
+          `runs still not finished: ${JSON.stringify(rows)}\n${last.stderr()}`,
+        );
         await new Promise((done) => setTimeout(done, 200));
       }
     } finally {
-      last.kill('SIGKILL');
-      await exited;
+      await last.kill();
     }
 
     // The kills landed while the work was under way: some was done at a kill, but not all of it.

@@ -63,9 +63,12 @@ export interface WorkerProcess {
   kill(): Promise<void>;
 }
 
-/** Starts `tandem worker` on `databaseUrl` and waits for its "is running" line. */
+/**
+ * Starts `tandem worker` on `databaseUrl` (or, without one, on the embedded database under
+ * `dataDir`) and waits for its "is running" line.
+ */
 export async function startWorker(
-  databaseUrl: string,
+  databaseUrl: string | undefined,
   dataDir: string,
   env: Record<string, string> = {},
 ): Promise<WorkerProcess> {
@@ -74,7 +77,7 @@ export async function startWorker(
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
-      DATABASE_URL: databaseUrl,
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
       TANDEM_DATA: dataDir,
       LOG_LEVEL: 'error',
       ...env,
