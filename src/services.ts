@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { activityService, notificationsService } from './domains/activity/activity.ts';
 import { agentsService } from './domains/agents/status.ts';
@@ -122,15 +122,29 @@ export async function openServices(options: StorageOptions & ServiceOptions): Pr
   return services;
 }
 
-/** A secret kept under the data directory, made on first use (signing page-view links). */
+/**
+ * A secret kept under the data directory, made on first use (signing page-view links, sealing
+ * connector secrets). Processes starting together on a new directory agree on one: each writes its
+ * own to a file of its own and links it into place, which only the first can do; the others read
+ * the winner's, never a half-written file.
+ */
 export function dataSecret(dataDir: string, name: string): Buffer {
   const path = join(dataDir, `${name}.key`);
+  const read = () => Buffer.from(readFileSync(path, 'utf8').trim(), 'base64');
   try {
-    return Buffer.from(readFileSync(path, 'utf8').trim(), 'base64');
-  } catch {
-    mkdirSync(dataDir, { recursive: true });
-    const secret = randomBytes(32);
-    writeFileSync(path, secret.toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
-    return secret;
+    return read();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
+  mkdirSync(dataDir, { recursive: true });
+  const mine = `${path}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  writeFileSync(mine, randomBytes(32).toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
+  try {
+    linkSync(mine, path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  } finally {
+    unlinkSync(mine);
+  }
+  return read();
 }
