@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { withToolTable } from '../scripts/readme-tools.ts';
+import { freePortPair } from './support/http-server.ts';
 
 it('the README lists every implemented tool as the registry describes it', async () => {
   const readme = readFileSync('README.md', 'utf8');
@@ -31,43 +31,46 @@ const withOldNodeFirst = oldNode && {
   npm_config_loglevel: 'error',
 };
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 describe(
   'the quick start with an older Node first on PATH',
   { skip: !oldNode && 'no Node 20 or 21 here' },
   () => {
     it('npm start serves the demo workspace', async () => {
       const data = mkdtempSync(join(tmpdir(), 'tandem-readme-'));
-      const port = await freePort();
-      const child = spawn('npm', ['start'], {
-        env: { ...withOldNodeFirst, PORT: String(port), TANDEM_DATA: data },
-        stdio: ['ignore', 'pipe', 'pipe'],
-        detached: true,
-      });
-      let output = '';
-      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
       try {
-        await new Promise<void>((resolve, reject) => {
-          const check = () => {
-            if (output.includes('Tandem is running')) resolve();
-          };
-          child.stdout.on('data', check);
-          child.on('exit', (code) => reject(new Error(`npm start exited with ${code}:\n${output}`)));
-        });
-        const page = await fetch(`http://127.0.0.1:${port}/`);
-        assert.equal(page.status, 200);
+        // Another test may take the free ports first; then it starts again on others.
+        for (let attempt = 0; ; attempt++) {
+          const port = await freePortPair();
+          const child = spawn('npm', ['start'], {
+            env: { ...withOldNodeFirst, PORT: String(port), TANDEM_DATA: data },
+            stdio: ['ignore', 'pipe', 'pipe'],
+            detached: true,
+          });
+          let output = '';
+          child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+          child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+          try {
+            await new Promise<void>((resolve, reject) => {
+              const check = () => {
+                if (output.includes('Tandem is running')) resolve();
+              };
+              child.stdout.on('data', check);
+              child.on('exit', (code) => reject(new Error(`npm start exited with ${code}:\n${output}`)));
+            });
+            const page = await fetch(`http://127.0.0.1:${port}/`);
+            assert.equal(page.status, 200);
+            return;
+          } catch (error) {
+            if (!output.includes('EADDRINUSE') || attempt >= 5) throw error;
+          } finally {
+            // npm, its shell and the server share the process group started here.
+            if (child.exitCode === null && child.pid) process.kill(-child.pid, 'SIGTERM');
+            await new Promise((resolve) =>
+              child.exitCode === null ? child.on('exit', resolve) : resolve(null),
+            );
+          }
+        }
       } finally {
-        // npm, its shell and the server share the process group started here.
-        if (child.exitCode === null && child.pid) process.kill(-child.pid, 'SIGTERM');
-        await new Promise((resolve) => (child.exitCode === null ? child.on('exit', resolve) : resolve(null)));
         rmSync(data, { recursive: true, force: true });
       }
     });

@@ -12,7 +12,7 @@ function portIsFree(port: number): Promise<boolean> {
 }
 
 /** A port whose next port is free too: the app listens on PORT and pages on PORT+1. */
-async function freePortPair(): Promise<number> {
+export async function freePortPair(): Promise<number> {
   for (;;) {
     const port = await new Promise<number>((resolve, reject) => {
       const probe = createServer();
