@@ -218,13 +218,21 @@ export const continueList: Command = (view) => {
   if (!prefix || range.from < line.from + prefix.length) return false;
   if (inCodeBlock(state, line.from)) return false;
   if (prefix.empty) {
-    // An empty item: out one level, or out of the list.
-    const outdent = prefix.indent.length > 0 ? outdentBy(state, line, prefix.indent) : null;
-    const insert =
-      outdent === null ? '' : `${prefix.indent.slice(outdent)}${line.text.slice(prefix.indent.length)}`;
+    // An empty nested item moves out one level.
+    const outdent =
+      prefix.indent.length > 0 && prefix.marker !== '>' ? outdentBy(state, line, prefix.indent) : 0;
+    if (outdent > 0) {
+      view.dispatch({
+        changes: { from: line.from, to: line.from + outdent },
+        userEvent: 'delete.dedent',
+        scrollIntoView: true,
+      });
+      return true;
+    }
+    // Else the list ends: the empty item becomes the blank line after it, the cursor goes below.
     view.dispatch({
-      changes: { from: line.from, to: line.to, insert },
-      selection: { anchor: line.from + insert.length },
+      changes: { from: line.from, to: line.to, insert: '\n' },
+      selection: { anchor: line.from + 1 },
       userEvent: 'input',
       scrollIntoView: true,
     });
