@@ -299,7 +299,7 @@ export const indentItems: Command = (view) => {
   return true;
 };
 
-/** Shift+Tab on list items: each comes out one level (a top-level item stays). */
+/** Shift+Tab on list items: each comes out one level (one at the top stays where it is). */
 export const outdentItems: Command = (view) => {
   const { state } = view;
   if (inCodeBlock(state, state.selection.main.head)) return false;
@@ -310,6 +310,8 @@ export const outdentItems: Command = (view) => {
     if (indent.length === 0) continue;
     changes.push({ from: line.from, to: line.from + outdentBy(state, line, indent) });
   }
+  // Items already at the top: Shift+Tab moves focus back instead, as anywhere else.
+  if (changes.length === 0) return false;
   view.dispatch({ changes, userEvent: 'delete.dedent', scrollIntoView: true });
   return true;
 };

@@ -74,7 +74,8 @@ export function FormattingToolbar({ view }: { view: () => EditorView | undefined
     const editor = view();
     if (!editor) return;
     tool.run(editor);
-    editor.focus();
+    // After the key that pressed the button has done all it does, so it types nothing in the text.
+    setTimeout(() => editor.focus(), 0);
   };
   const move = (event: KeyboardEvent) => {
     const last = TOOLS.length - 1;
