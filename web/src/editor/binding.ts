@@ -82,6 +82,87 @@ function deleteRange(text: Y.Text, from: number, to: number, str: string): void 
   for (let i = ranges.length - 1; i >= 0; i--) text.delete(ranges[i]![0], ranges[i]![1]);
 }
 
+interface BlockText {
+  map: BlockMap;
+  str: string;
+}
+
+/** A Yjs text delta's op (embeds are any other insert). */
+interface Delta {
+  retain?: number;
+  delete?: number;
+  insert?: unknown;
+}
+
+/** A text's edits from its event's delta, or null when they cannot be (embeds) or do not check out. */
+function deltaChanges(prev: string, next: string, delta: readonly Delta[]): TextChange[] | null {
+  const out: TextChange[] = [];
+  let pos = 0;
+  for (const op of delta) {
+    if (op.retain !== undefined) pos += op.retain;
+    else if (op.delete !== undefined) {
+      out.push({ from: pos, to: pos + op.delete, insert: '' });
+      pos += op.delete;
+    } else if (typeof op.insert === 'string') out.push({ from: pos, to: pos, insert: op.insert });
+    else return null;
+  }
+  if (pos > prev.length) return null;
+  let built = '';
+  let at = 0;
+  for (const c of out) {
+    built += prev.slice(at, c.from) + c.insert;
+    at = c.to;
+  }
+  return built + prev.slice(at) === next ? out : null;
+}
+
+/**
+ * The changes from one list of blocks to the next, block by block (old coordinates, in order).
+ * Null when blocks moved, which a whole-text diff handles.
+ */
+function blockChanges(
+  prev: readonly BlockText[],
+  next: readonly BlockText[],
+  deltas: ReadonlyMap<BlockMap, readonly Delta[]>,
+): TextChange[] | null {
+  const index = new Map(prev.map((b, i) => [b.map, i]));
+  let last = -1;
+  for (const b of next) {
+    const i = index.get(b.map);
+    if (i === undefined) continue;
+    if (i < last) return null;
+    last = i;
+  }
+  const out: TextChange[] = [];
+  let i = 0;
+  let pos = 0;
+  const drop = (upTo: number) => {
+    for (; i < upTo; i++) {
+      const gone = prev[i]!.str;
+      if (gone !== '') out.push({ from: pos, to: pos + gone.length, insert: '' });
+      pos += gone.length;
+    }
+  };
+  for (const b of next) {
+    const j = index.get(b.map);
+    if (j === undefined) {
+      if (b.str !== '') out.push({ from: pos, to: pos, insert: b.str });
+      continue;
+    }
+    drop(j);
+    const old = prev[j]!.str;
+    if (old !== b.str) {
+      const delta = deltas.get(b.map);
+      const own = (delta && deltaChanges(old, b.str, delta)) ?? [diff(old, b.str)];
+      for (const c of own) out.push({ from: c.from + pos, to: c.to + pos, insert: c.insert });
+    }
+    pos += old.length;
+    i = j + 1;
+  }
+  drop(prev.length);
+  return out;
+}
+
 interface Span {
   text: Y.Text;
   str: string;
@@ -101,6 +182,8 @@ export class BlockBinding {
   readonly origin: object = { binding: true };
   readonly undoManager: Y.UndoManager | null;
   private text: string;
+  /** The live blocks as the editor last showed them. */
+  private blocks: BlockText[] = [];
   private readonly onRemote: BindingOptions['onRemote'];
   private readonly observer: (events: Y.YEvent<Y.AbstractType<unknown>>[], tr: Y.Transaction) => void;
 
@@ -113,9 +196,10 @@ export class BlockBinding {
       options.undo === false
         ? null
         : new Y.UndoManager(blocks, { trackedOrigins: new Set([this.origin]), captureTimeout: 500 });
-    this.observer = (_events, tr) => {
+    this.blocks = this.readBlocks();
+    this.observer = (events, tr) => {
       if (tr.origin === this.origin) return;
-      this.sync();
+      this.sync(events);
     };
     blocks.observeDeep(this.observer);
   }
@@ -125,13 +209,35 @@ export class BlockBinding {
     return this.text;
   }
 
-  /** Brings the editor up to the document (used by the observer; callable after a reconnect). */
-  sync(): void {
-    const next = markdownOf(this.doc);
+  /**
+   * Brings the editor up to the document (used by the observer; callable after a reconnect).
+   * The changes are each block's own, so a cursor elsewhere stays where it is: the exact edits
+   * of a text when the transaction's events say them, else the block's text diffed.
+   */
+  sync(events: readonly Y.YEvent<Y.AbstractType<unknown>>[] = []): void {
+    const prevBlocks = this.blocks;
+    const nextBlocks = this.readBlocks();
+    const next = nextBlocks.map((b) => b.str).join('');
     const prev = this.text;
+    this.blocks = nextBlocks;
     if (next === prev) return;
     this.text = next;
-    this.onRemote([diff(prev, next)], next);
+    const deltas = new Map<BlockMap, readonly Delta[]>();
+    for (const event of events) {
+      if (event.target instanceof Y.Text && event.target.parent instanceof Y.Map) {
+        deltas.set(event.target.parent, event.delta as Delta[]);
+      }
+    }
+    this.onRemote(blockChanges(prevBlocks, nextBlocks, deltas) ?? [diff(prev, next)], next);
+  }
+
+  /** The live blocks' texts, in order. */
+  private readBlocks(): BlockText[] {
+    const out: BlockText[] = [];
+    for (const map of blocksOf(this.doc)) {
+      if (isLive(map)) out.push({ map, str: (map.get('text') as Y.Text).toString() });
+    }
+    return out;
   }
 
   /** The live blocks with where each starts in the markdown. */
@@ -158,7 +264,8 @@ export class BlockBinding {
       // Last first: earlier positions stay where they were.
       for (let i = changes.length - 1; i >= 0; i--) this.applyOne(changes[i]!);
     }, this.origin);
-    this.text = markdownOf(this.doc);
+    this.blocks = this.readBlocks();
+    this.text = this.blocks.map((b) => b.str).join('');
   }
 
   private applyOne({ from, to, insert }: TextChange): void {
