@@ -11,7 +11,7 @@ import { Decoration, EditorView, keymap, WidgetType, type DecorationSet } from '
 import { defaultKeymap } from '@codemirror/commands';
 import type * as Y from 'yjs';
 import { BlockBinding, type TextChange } from './binding.ts';
-import { markdownKeymap } from './commands.ts';
+import { markdownKeymap } from './keys.ts';
 import { markdownSupport } from './markdown.ts';
 import { livePreview } from './preview.ts';
 

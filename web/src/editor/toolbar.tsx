@@ -10,7 +10,7 @@ import {
   toggleNumbers,
   toggleQuote,
   toggleTasks,
-} from './commands.ts';
+} from './format.ts';
 
 interface Tool {
   name: string;
