@@ -96,6 +96,11 @@ describe('typing in the live editor', { skip: SKIP_BROWSER }, () => {
           '# Heading\n\n- one\n  - two\n- nested\n\n```\nif (x) {\n  go();\n}\n```\n',
         );
         assert.equal(await focused(page), 'Document');
+        // Esc, then Tab, leaves even from code (the editor says so beside it).
+        await page.getByText('after Esc, it moves on').waitFor();
+        await press(page, 'Escape', 'Tab');
+        await until(async () => (await focused(page)) !== 'Document', 'Esc then Tab leaves the code block');
+        assert.ok((await serverMarkdown(app, id)).includes('\n  go();\n}'), 'and types nothing');
       });
 
       it('two people: one continues a list while the other types elsewhere, and both see one text', async () => {

@@ -121,7 +121,12 @@ export function createEditor(
         markdownSupport(),
         livePreview(),
         EditorView.lineWrapping,
-        EditorView.contentAttributes.of({ 'aria-label': 'Document', 'aria-multiline': 'true' }),
+        EditorView.contentAttributes.of({
+          'aria-label': 'Document',
+          'aria-multiline': 'true',
+          // What Tab does here (see document.tsx).
+          'aria-describedby': 'editor-keys',
+        }),
         cursorField,
         EditorView.updateListener.of((update) => {
           if (update.docChanged && !update.transactions.some((t) => t.annotation(fromRemote))) {

@@ -110,6 +110,9 @@ function Editor({ live, onSelection }: { live: Live; onSelection: (text: string)
     <div className="editor-frame">
       <FormattingToolbar view={() => editor.current?.view} />
       <div className="live-editor" ref={parent} />
+      <p id="editor-keys" className="editor-keys muted small">
+        Tab indents list items and code; elsewhere, or after Esc, it moves on.
+      </p>
     </div>
   );
 }
