@@ -48,7 +48,7 @@ describe('typing in the live editor', { skip: SKIP_BROWSER }, () => {
         await untilStored(app, id, '# Plan\n\n- first point\n- second point\n- third\n\nAfter the list.');
       });
 
-      it('numbers count on, tasks continue with an open box, and renumbering follows an insert', async () => {
+      it('numbers count on, tasks continue with an open box, renumbering follows an insert; Ctrl+Enter ticks, Backspace unmarks', async () => {
         const id = await newDocument(app, 'Steps\n');
         const page = await editorPage(app, 'bob@acme.test', id);
         await toEnd(page);
@@ -61,6 +61,15 @@ describe('typing in the live editor', { skip: SKIP_BROWSER }, () => {
           app,
           id,
           'Steps\n1. Boil water\n2. Wait\n3. Add tea\n\n- [ ] Buy milk\n- [ ] Call Ada\n\n',
+        );
+        // Ctrl+Enter ticks a task; Backspace right after a marker takes the marker away.
+        await press(page, 'Control+End', 'ArrowUp', 'ArrowUp', 'ArrowUp', 'Control+Enter');
+        await until(async () => (await serverMarkdown(app, id)).includes('- [x] Buy milk'), 'ticked');
+        await press(page, 'ArrowDown', 'Home', ...Array<string>(6).fill('ArrowRight'), 'Backspace');
+        await untilStored(
+          app,
+          id,
+          'Steps\n1. Boil water\n2. Wait\n3. Add tea\n\n- [x] Buy milk\nCall Ada\n\n',
         );
       });
 
