@@ -131,6 +131,27 @@ describe('typing in the live editor', { skip: SKIP_BROWSER }, () => {
         await until(async () => (await text(bob)) === (await text(ada)), 'both editors show one text');
         assert.equal((await text(bob))?.replace(/\n/g, ''), expected.replace(/\n/g, ''));
       });
+
+      it('composing text (an input method) while another person types elsewhere loses nothing', async () => {
+        const id = await newDocument(app, 'Tokyo\n\nOther line\n');
+        const bob = await editorPage(app, 'bob@acme.test', id);
+        const ada = await editorPage(app, 'ada@acme.test', id);
+        await bob.getByRole('textbox', { name: 'Document' }).click();
+        await press(bob, 'Control+Home', 'End');
+        await ada.getByRole('textbox', { name: 'Document' }).click();
+        await press(ada, 'Control+End');
+        const ime = await bob.context().newCDPSession(bob);
+        // Bob composes 東京 in steps, as an input method does; Ada types meanwhile.
+        await ime.send('Input.imeSetComposition', { text: ' と', selectionStart: 2, selectionEnd: 2 });
+        await typeLikeAPerson(ada, 'Ada');
+        await ime.send('Input.imeSetComposition', { text: ' とう', selectionStart: 3, selectionEnd: 3 });
+        await typeLikeAPerson(ada, ' was');
+        await ime.send('Input.imeSetComposition', { text: ' 東京', selectionStart: 3, selectionEnd: 3 });
+        await typeLikeAPerson(ada, ' here.');
+        await ime.send('Input.insertText', { text: ' 東京' });
+        await typeLikeAPerson(bob, '!');
+        await untilStored(app, id, 'Tokyo 東京!\n\nOther line\nAda was here.');
+      });
     });
   }
 });
