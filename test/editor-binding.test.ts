@@ -316,6 +316,35 @@ describe('editor binding', () => {
     assert.equal(markdownOf(doc), editor);
   });
 
+  it('brings remote edits back as each block’s own exact changes, so a cursor between them stays', () => {
+    const doc = new Y.Doc();
+    blocksOf(doc).push([seedBlock('aa\n\n'), seedBlock('Mine.\n\n'), seedBlock('Last.\n')]);
+    const seen: TextChange[][] = [];
+    const b = new BlockBinding(doc, { onRemote: (changes) => seen.push(changes) });
+    const [first, , last] = blocksOf(doc).map((m) => m.get('text') as Y.Text);
+    // One agent write touching the first and the last block: two changes, none over "Mine."
+    doc.transact(() => {
+      first!.insert(1, 'a');
+      last!.delete(0, 1);
+      last!.insert(0, 'l');
+    }, AGENT);
+    assert.deepEqual(seen.pop(), [
+      { from: 1, to: 1, insert: 'a' },
+      { from: 11, to: 12, insert: '' },
+      { from: 12, to: 12, insert: 'l' },
+    ]);
+    // A block removed and one added: a deletion and an insertion, the rest untouched.
+    doc.transact(() => {
+      blocksOf(doc).delete(0, 1);
+      blocksOf(doc).push([seedBlock('New.\n')]);
+    }, AGENT);
+    assert.deepEqual(seen.pop(), [
+      { from: 0, to: 5, insert: '' },
+      { from: 18, to: 18, insert: 'New.\n' },
+    ]);
+    assert.equal(b.value, 'Mine.\n\nlast.\nNew.\n');
+  });
+
   it('leaves embeds in a text alone', () => {
     const doc = new Y.Doc();
     const text = new Y.Text('ab');

@@ -1,4 +1,7 @@
 import * as Y from 'yjs';
+import { blockChanges, diff, type BlockText, type Delta } from './remote-changes.ts';
+
+export { diff };
 
 /**
  * One plain-text editor over a document's block array. The editor shows the markdown (the
@@ -101,6 +104,8 @@ export class BlockBinding {
   readonly origin: object = { binding: true };
   readonly undoManager: Y.UndoManager | null;
   private text: string;
+  /** The live blocks as the editor last showed them. */
+  private blocks: BlockText[] = [];
   private readonly onRemote: BindingOptions['onRemote'];
   private readonly observer: (events: Y.YEvent<Y.AbstractType<unknown>>[], tr: Y.Transaction) => void;
 
@@ -113,9 +118,10 @@ export class BlockBinding {
       options.undo === false
         ? null
         : new Y.UndoManager(blocks, { trackedOrigins: new Set([this.origin]), captureTimeout: 500 });
-    this.observer = (_events, tr) => {
+    this.blocks = this.readBlocks();
+    this.observer = (events, tr) => {
       if (tr.origin === this.origin) return;
-      this.sync();
+      this.sync(events);
     };
     blocks.observeDeep(this.observer);
   }
@@ -125,13 +131,35 @@ export class BlockBinding {
     return this.text;
   }
 
-  /** Brings the editor up to the document (used by the observer; callable after a reconnect). */
-  sync(): void {
-    const next = markdownOf(this.doc);
+  /**
+   * Brings the editor up to the document (used by the observer; callable after a reconnect).
+   * The changes are each block's own, so a cursor elsewhere stays where it is: the exact edits
+   * of a text when the transaction's events say them, else the block's text diffed.
+   */
+  sync(events: readonly Y.YEvent<Y.AbstractType<unknown>>[] = []): void {
+    const prevBlocks = this.blocks;
+    const nextBlocks = this.readBlocks();
+    const next = nextBlocks.map((b) => b.str).join('');
     const prev = this.text;
+    this.blocks = nextBlocks;
     if (next === prev) return;
     this.text = next;
-    this.onRemote([diff(prev, next)], next);
+    const deltas = new Map<BlockMap, readonly Delta[]>();
+    for (const event of events) {
+      if (event.target instanceof Y.Text && event.target.parent instanceof Y.Map) {
+        deltas.set(event.target.parent, event.delta as Delta[]);
+      }
+    }
+    this.onRemote(blockChanges(prevBlocks, nextBlocks, deltas) ?? [diff(prev, next)], next);
+  }
+
+  /** The live blocks' texts, in order. */
+  private readBlocks(): BlockText[] {
+    const out: BlockText[] = [];
+    for (const map of blocksOf(this.doc)) {
+      if (isLive(map)) out.push({ map, str: (map.get('text') as Y.Text).toString() });
+    }
+    return out;
   }
 
   /** The live blocks with where each starts in the markdown. */
@@ -158,7 +186,8 @@ export class BlockBinding {
       // Last first: earlier positions stay where they were.
       for (let i = changes.length - 1; i >= 0; i--) this.applyOne(changes[i]!);
     }, this.origin);
-    this.text = markdownOf(this.doc);
+    this.blocks = this.readBlocks();
+    this.text = this.blocks.map((b) => b.str).join('');
   }
 
   private applyOne({ from, to, insert }: TextChange): void {
@@ -191,26 +220,3 @@ export class BlockBinding {
     this.undoManager?.destroy();
   }
 }
-
-/** One change turning `a` into `b`: common prefix and suffix kept (never splitting a pair). */
-export function diff(a: string, b: string): TextChange {
-  let start = 0;
-  const max = Math.min(a.length, b.length);
-  while (start < max && a.charCodeAt(start) === b.charCodeAt(start)) start++;
-  let endA = a.length;
-  let endB = b.length;
-  while (endA > start && endB > start && a.charCodeAt(endA - 1) === b.charCodeAt(endB - 1)) {
-    endA--;
-    endB--;
-  }
-  // Keep surrogate pairs whole.
-  if (start > 0 && isHigh(a.charCodeAt(start - 1))) start--;
-  if (endA < a.length && isLow(a.charCodeAt(endA))) {
-    endA++;
-    endB++;
-  }
-  return { from: start, to: endA, insert: b.slice(start, endB) };
-}
-
-const isHigh = (c: number) => c >= 0xd800 && c <= 0xdbff;
-const isLow = (c: number) => c >= 0xdc00 && c <= 0xdfff;

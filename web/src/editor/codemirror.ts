@@ -1,9 +1,19 @@
-import { Annotation, EditorState, RangeSet, StateEffect, StateField, type Range } from '@codemirror/state';
+import {
+  Annotation,
+  EditorState,
+  RangeSet,
+  StateEffect,
+  StateField,
+  type Extension,
+  type Range,
+} from '@codemirror/state';
 import { Decoration, EditorView, keymap, WidgetType, type DecorationSet } from '@codemirror/view';
-import { defaultKeymap, indentWithTab } from '@codemirror/commands';
-import { markdown } from '@codemirror/lang-markdown';
+import { defaultKeymap } from '@codemirror/commands';
 import type * as Y from 'yjs';
 import { BlockBinding, type TextChange } from './binding.ts';
+import { markdownKeymap } from './keys.ts';
+import { markdownSupport } from './markdown.ts';
+import { livePreview } from './preview.ts';
 
 /** Marks transactions that bring the editor up to the shared document (not to be sent back). */
 const fromRemote = Annotation.define<boolean>();
@@ -77,7 +87,11 @@ export interface LiveEditor {
 export function createEditor(
   parent: HTMLElement,
   doc: Y.Doc,
-  options: { onSelection?: (from: number, to: number, text: string) => void },
+  options: {
+    onSelection?: (from: number, to: number, text: string) => void;
+    /** More of the editor: highlights, pickers and the like, added after the built-in ones. */
+    extensions?: Extension[];
+  },
 ): LiveEditor {
   const binding = new BlockBinding(doc, {
     onRemote: (changes: TextChange[]) => {
@@ -101,12 +115,18 @@ export function createEditor(
           { key: 'Mod-z', run: undo, preventDefault: true },
           { key: 'Mod-y', run: redo, preventDefault: true },
           { key: 'Mod-Shift-z', run: redo, preventDefault: true },
+          ...markdownKeymap,
           ...defaultKeymap,
-          indentWithTab,
         ]),
-        markdown(),
+        markdownSupport(),
+        livePreview(),
         EditorView.lineWrapping,
-        EditorView.contentAttributes.of({ 'aria-label': 'Document', 'aria-multiline': 'true' }),
+        EditorView.contentAttributes.of({
+          'aria-label': 'Document',
+          'aria-multiline': 'true',
+          // What Tab does here (see document.tsx).
+          'aria-describedby': 'editor-keys',
+        }),
         cursorField,
         EditorView.updateListener.of((update) => {
           if (update.docChanged && !update.transactions.some((t) => t.annotation(fromRemote))) {
@@ -128,6 +148,7 @@ export function createEditor(
             options.onSelection?.(sel.anchor, sel.head, update.state.sliceDoc(sel.from, sel.to));
           }
         }),
+        ...(options.extensions ?? []),
       ],
     }),
   });

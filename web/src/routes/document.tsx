@@ -9,7 +9,9 @@ import { nameDocumentVersion, restoreDocumentVersion } from '../../../src/http/c
 import { markdownOf } from '../editor/binding.ts';
 import { createEditor, type LiveEditor } from '../editor/codemirror.ts';
 import { colorOf, useLive, type Live, type Present } from '../editor/live.ts';
+import '../editor/cm-base.css';
 import '../editor/editor.css';
+import { FormattingToolbar } from '../editor/toolbar.tsx';
 import { Comments } from '../ui/comments.tsx';
 import { Field } from '../ui/field.tsx';
 import { ErrorNote, LoadFailure, Loading } from '../ui/status.tsx';
@@ -104,7 +106,15 @@ function Editor({ live, onSelection }: { live: Live; onSelection: (text: string)
         })),
     );
   }, [live.people]);
-  return <div className="live-editor" ref={parent} />;
+  return (
+    <div className="editor-frame">
+      <FormattingToolbar view={() => editor.current?.view} />
+      <div className="live-editor" ref={parent} />
+      <p id="editor-keys" className="editor-keys muted small">
+        Tab indents list items and code; elsewhere, or after Esc, it moves on.
+      </p>
+    </div>
+  );
 }
 
 /** The shared document's markdown, rendered, following changes as they arrive. */
