@@ -145,6 +145,22 @@ for (const db of DATABASES) {
       await forgetAttempts();
     });
 
+    it('keeps an address waiting when it signs in to an account of its own between guesses', async () => {
+      await forgetAttempts();
+      for (const email of ['bob@acme.test', 'cy@acme.test', 'dee@acme.test']) {
+        await h.services.accounts.setPassword(email, PASSWORD);
+      }
+      for (const email of ['bob@acme.test', 'cy@acme.test', 'dee@acme.test']) {
+        for (let i = 0; i < 5; i++) await refusal(accounts().signIn(email, 'guess', '10.5.0.1'));
+      }
+      for (let i = 0; i < 4; i++) await refusal(accounts().signIn('ada@acme.test', 'guess', '10.5.0.1'));
+      // The guesser's own account, signed in to rightly: the twentieth attempt, which sets a wait.
+      assert.equal((await accounts().signIn('ada@acme.test', PASSWORD, '10.5.0.1')).length, 1);
+      const next = await refusal(accounts().signIn('nobody@acme.test', 'guess', '10.5.0.1'));
+      assert.equal(next.code, 'rate_limited', 'the wait stays');
+      await forgetAttempts();
+    });
+
     it('never lets failures with made-up e-mails keep a person with the right password out', async () => {
       await forgetAttempts();
       for (let i = 0; i < 30; i++) {

@@ -111,17 +111,22 @@ export async function claimAttempt(
     for (const [i, row] of rows.entries()) {
       if (!keys[i]!.counts) continue;
       const failures = (now - row.last_at > WINDOW_MS ? 0 : row.failures) + 1;
+      const wait = waitAfter(row.key, failures);
+      // No wait is 0, not `now`: an attempt that read the clock a moment earlier must not wait for it.
       await trx
         .updateTable('sign_in_attempts')
-        .set({ failures, last_at: now, wait_until: now + waitAfter(row.key, failures) })
+        .set({ failures, last_at: Math.max(now, row.last_at), wait_until: wait > 0 ? now + wait : 0 })
         .where('key', '=', row.key)
         .execute();
     }
   });
 }
 
-/** A right password: the pair's failures are forgotten; the address's attempt no longer counts. */
-export async function settleAttempt({ db }: Store, keys: AttemptKey[], now = Date.now()): Promise<void> {
+/**
+ * A right password: the pair's failures are forgotten; the address's attempt no longer counts, but
+ * a wait it is under stays (signing in to one's own account between guesses shortens nothing).
+ */
+export async function settleAttempt({ db }: Store, keys: AttemptKey[]): Promise<void> {
   for (const { key, counts } of keys) {
     if (!counts) continue;
     if (!key.startsWith('address:')) {
@@ -130,7 +135,7 @@ export async function settleAttempt({ db }: Store, keys: AttemptKey[], now = Dat
     }
     await db
       .updateTable('sign_in_attempts')
-      .set((eb) => ({ failures: eb('failures', '-', 1), wait_until: now }))
+      .set((eb) => ({ failures: eb('failures', '-', 1) }))
       .where('key', '=', key)
       .where('failures', '>', 0)
       .execute();
