@@ -1,5 +1,6 @@
 import { DomainError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
+import { log } from '../../observability/log.ts';
 import { ModelError, type ModelConfig } from '../../engine/model.ts';
 import type { Services } from '../../services.ts';
 import type { Scope } from '../workspace/actor.ts';
@@ -123,7 +124,7 @@ export function createAgentWorker(services: Services, options: AgentWorkerOption
         await releaseRequest(deps.db, request.id, workerId, Date.now(), request.claims - 1).catch(() => {});
         return;
       }
-      console.error(`agent request ${request.id} could not be answered`, error);
+      log.error({ err: error, agentRequest: request.id }, 'an agent request could not be answered');
       await releaseRequest(deps.db, request.id, workerId, Date.now() + 5_000, request.claims).catch(() => {});
     } finally {
       clearInterval(heartbeat);
