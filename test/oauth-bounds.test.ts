@@ -166,12 +166,12 @@ for (const db of DATABASES) {
         const browser = await signedInBrowser();
         const first = await consentFor(browser, clientId, LOOPBACK);
         assert.ok(first.consent, 'the first authorization shows the consent page');
-        assert.match(first.consent, /This app can send you back to 2 different addresses/);
-        assert.match(first.consent, /This time it is <strong>127\.0\.0\.1:5999<\/strong>/);
         assert.equal(new URL(first.callback).origin, 'http://127.0.0.1:5999');
         // The same client, the same scope, another redirect URI: the person is asked, and told where.
         const second = await consentFor(browser, clientId, ATTACKER);
         assert.ok(second.consent, 'a consent page for the other redirect URI');
+        assert.match(first.consent, /This app can send you back to 2 different addresses/);
+        assert.match(first.consent, /This time it is <strong>127\.0\.0\.1:5999<\/strong>/);
         assert.match(second.consent, /This time it is <strong>collector\.example\.net<\/strong>/);
         assert.deepEqual(listedScopes(second.consent), [
           'Read your documents, pages and tables, and their comments',
