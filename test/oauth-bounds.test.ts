@@ -235,7 +235,7 @@ for (const db of DATABASES) {
         }
       });
 
-      it('refuses metadata past 5 KiB, more than 5 redirect URIs, or one past 512 characters, storing nothing', async () => {
+      it('refuses metadata past 5 KiB, more than 5 redirect URIs, one past 512 characters or over plain http, storing nothing', async () => {
         await forgetCounts();
         const before = await h.services.deps.db
           .selectFrom('oauth_records')
@@ -262,6 +262,12 @@ for (const db of DATABASES) {
         assert.equal(long.status, 400);
         assert.equal(long.body.error, 'invalid_redirect_uri');
         assert.equal(long.body.error_description, 'redirect_uris may hold URIs of at most 512 characters');
+        const plainHttp = await register(origin, client(['http://app.example.test/cb']));
+        assert.equal(plainHttp.status, 400);
+        assert.equal(
+          plainHttp.body.error_description,
+          'redirect_uris may use http only for localhost or a loopback address, not http://app.example.test/cb',
+        );
         const name = await register(origin, client([LOOPBACK], 'n'.repeat(101)));
         assert.equal(name.status, 400);
         assert.equal(name.body.error, 'invalid_client_metadata');

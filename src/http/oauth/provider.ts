@@ -32,6 +32,13 @@ function registrationProblem(body: Record<string, unknown>): string | undefined 
     if (uris.length > redirectUris) return `redirect_uris may hold at most ${redirectUris} URIs`;
     if (uris.some((u) => typeof u === 'string' && u.length > uriChars))
       return `redirect_uris may hold URIs of at most ${uriChars} characters`;
+    // A code sent over plain http could be read on the way, unless it never leaves this machine.
+    const plain = uris.find((u) => {
+      const url = typeof u === 'string' ? URL.parse(u) : null;
+      return url?.protocol === 'http:' && !isLoopbackHost(url.hostname);
+    });
+    if (plain)
+      return `redirect_uris may use http only for localhost or a loopback address, not ${String(plain)}`;
   }
   for (const field of ['client_uri', 'logo_uri', 'tos_uri', 'policy_uri', 'jwks_uri', 'initiate_login_uri']) {
     const value = body[field];
