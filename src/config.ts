@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { parseSecretKey } from './domains/connectors/secrets.ts';
+import { parseTrustProxy, type TrustProxy } from './http/client-address.ts';
 
 const port = z.coerce
   .number({ error: 'must be a port number' })
@@ -40,6 +41,17 @@ const envSchema = z.object({
   TANDEM_MODEL_KEY: z.string().optional(),
   TANDEM_MODEL: z.string().optional(),
   TANDEM_HTTP_ALLOW: z.string().default(''),
+  TRUST_PROXY: z
+    .string()
+    .default('')
+    .transform((v, ctx) => {
+      const trust = parseTrustProxy(v);
+      if (typeof trust === 'string') {
+        ctx.addIssue({ code: 'custom', message: trust });
+        return z.NEVER;
+      }
+      return trust;
+    }),
   TANDEM_SECRET_KEY: z
     .string()
     .refine(
@@ -91,6 +103,8 @@ export interface Config {
   modelKey: string | undefined;
   model: string | undefined;
   httpAllow: string[];
+  /** TRUST_PROXY: the proxies whose X-Forwarded-For names the client (none: the peer is the client). */
+  trustProxy: TrustProxy;
   /** TANDEM_SECRET_KEY: seals connector secrets; unset, a key made under TANDEM_DATA is used. */
   secretKey: Buffer | undefined;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -158,6 +172,7 @@ export function loadConfig(
     httpAllow: e.TANDEM_HTTP_ALLOW.split(',')
       .map((h) => h.trim())
       .filter(Boolean),
+    trustProxy: e.TRUST_PROXY,
     secretKey: e.TANDEM_SECRET_KEY === undefined ? undefined : parseSecretKey(e.TANDEM_SECRET_KEY),
     logLevel: e.LOG_LEVEL,
     runLeaseMs: e.TANDEM_RUN_LEASE_S * 1000,

@@ -76,50 +76,110 @@ for (const db of DATABASES) {
       }
     });
 
-    it('slows an account after five failures, even for the right password, and not its neighbours', async () => {
+    /** Every throttle forgotten, as if a quiet hour had passed. */
+    const forgetAttempts = () => h.services.deps.db.deleteFrom('sign_in_attempts').execute();
+
+    it('slows guesses at an account from one address, and not its owner signing in from another', async () => {
+      await forgetAttempts();
       await h.services.accounts.setPassword('cy@acme.test', PASSWORD);
       for (let i = 0; i < 5; i++) {
-        const r = await refusal(accounts().signIn('cy@acme.test', 'guess', `10.1.0.${i}`));
+        const r = await refusal(accounts().signIn('cy@acme.test', 'guess', '10.1.0.1'));
         assert.equal(r.code, 'unauthenticated', `attempt ${i + 1}`);
       }
-      const slowed = await refusal(accounts().signIn('cy@acme.test', PASSWORD, '10.1.0.9'));
-      assert.equal(slowed.code, 'rate_limited');
+      const slowed = await refusal(accounts().signIn('cy@acme.test', PASSWORD, '10.1.0.1'));
+      assert.equal(slowed.code, 'rate_limited', 'the guessing address waits, even with the right password');
       assert.match(slowed.message, /^Too many sign-in attempts; try again in [12] seconds?\.$/);
-      // Another account from the same address is not held up.
-      assert.equal((await accounts().signIn('ada@acme.test', PASSWORD, '10.1.0.9')).length, 1);
-      await forgetWaits();
+      // The owner, elsewhere, is not held up by the attack; nor is another account from the same address.
       assert.equal((await accounts().signIn('cy@acme.test', PASSWORD, '10.1.0.9')).length, 1);
-      // Success forgets the account's failures.
+      assert.equal((await accounts().signIn('ada@acme.test', PASSWORD, '10.1.0.1')).length, 1);
+      // The e-mail in another case is the same account from the same address.
       assert.equal(
-        (await refusal(accounts().signIn('cy@acme.test', 'guess', '10.1.0.9'))).code,
-        'unauthenticated',
+        (await refusal(accounts().signIn('CY@acme.test', PASSWORD, '10.1.0.1'))).code,
+        'rate_limited',
       );
+      await forgetWaits();
+      assert.equal((await accounts().signIn('cy@acme.test', PASSWORD, '10.1.0.1')).length, 1);
+      // Success forgets the pair's failures.
+      for (let i = 0; i < 4; i++) await refusal(accounts().signIn('cy@acme.test', 'guess', '10.1.0.1'));
+      assert.equal((await accounts().signIn('cy@acme.test', PASSWORD, '10.1.0.1')).length, 1);
     });
 
-    it('counts parallel guesses: of ten at once, five are checked and five are held back', async () => {
+    it('holds an account guessed at from many addresses of one IPv6 network as one address', async () => {
+      await forgetAttempts();
+      await h.services.accounts.setPassword('cy@acme.test', PASSWORD);
+      for (let i = 1; i <= 5; i++) {
+        await refusal(accounts().signIn('cy@acme.test', 'guess', `2001:db8:1:2::${i.toString(16)}`));
+      }
+      const held = await refusal(accounts().signIn('cy@acme.test', PASSWORD, '2001:db8:1:2:ffff:1:2:3'));
+      assert.equal(held.code, 'rate_limited', 'the same /64');
+      assert.equal((await accounts().signIn('cy@acme.test', PASSWORD, '2001:db8:1:3::1')).length, 1);
+    });
+
+    it('counts parallel guesses: of ten at once from one address, five are checked and five are held back', async () => {
+      await forgetAttempts();
       await h.services.accounts.setPassword('dee@acme.test', PASSWORD);
       const answers = await Promise.all(
-        Array.from({ length: 10 }, (_, i) =>
-          refusal(accounts().signIn('dee@acme.test', 'guess', `10.2.0.${i}`)),
-        ),
+        Array.from({ length: 10 }, () => refusal(accounts().signIn('dee@acme.test', 'guess', '10.2.0.1'))),
       );
       const codes = answers.map((a) => a.code).sort();
       assert.deepEqual(codes, [...Array(5).fill('rate_limited'), ...Array(5).fill('unauthenticated')]);
-      await forgetWaits();
+      await forgetAttempts();
     });
 
-    it('slows an address after twenty failures across accounts', async () => {
-      for (let i = 0; i < 20; i++) {
-        await refusal(accounts().signIn(`nobody${i}@acme.test`, 'guess', '10.3.0.1'));
+    it('slows an address after twenty failures across real accounts', async () => {
+      await forgetAttempts();
+      for (const email of ['bob@acme.test', 'cy@acme.test', 'dee@acme.test']) {
+        await h.services.accounts.setPassword(email, PASSWORD);
       }
-      const held = await refusal(accounts().signIn('ada@acme.test', PASSWORD, '10.3.0.1'));
-      assert.equal(held.code, 'rate_limited');
+      for (const email of ['ada@acme.test', 'bob@acme.test', 'cy@acme.test', 'dee@acme.test']) {
+        for (let i = 0; i < 5; i++) await refusal(accounts().signIn(email, 'guess', '10.3.0.1'));
+      }
+      // Ada's pair is held too; Bob's e-mail at another address is not.
+      const held = await refusal(accounts().signIn('nobody@acme.test', PASSWORD, '10.3.0.1'));
+      assert.equal(held.code, 'rate_limited', 'any e-mail from that address waits');
       assert.equal(
         (await accounts().signIn('ada@acme.test', PASSWORD, '10.3.0.2')).length,
         1,
         'other addresses',
       );
-      await forgetWaits();
+      await forgetAttempts();
+    });
+
+    it('keeps an address waiting when it signs in to an account of its own between guesses', async () => {
+      await forgetAttempts();
+      for (const email of ['bob@acme.test', 'cy@acme.test', 'dee@acme.test']) {
+        await h.services.accounts.setPassword(email, PASSWORD);
+      }
+      for (const email of ['bob@acme.test', 'cy@acme.test', 'dee@acme.test']) {
+        for (let i = 0; i < 5; i++) await refusal(accounts().signIn(email, 'guess', '10.5.0.1'));
+      }
+      for (let i = 0; i < 4; i++) await refusal(accounts().signIn('ada@acme.test', 'guess', '10.5.0.1'));
+      // The guesser's own account, signed in to rightly: the twentieth attempt, which sets a wait.
+      assert.equal((await accounts().signIn('ada@acme.test', PASSWORD, '10.5.0.1')).length, 1);
+      const next = await refusal(accounts().signIn('nobody@acme.test', 'guess', '10.5.0.1'));
+      assert.equal(next.code, 'rate_limited', 'the wait stays');
+      await forgetAttempts();
+    });
+
+    it('never lets failures with made-up e-mails keep a person with the right password out', async () => {
+      await forgetAttempts();
+      for (let i = 0; i < 30; i++) {
+        const r = await refusal(accounts().signIn(`nobody${i}@acme.test`, 'guess', '10.4.0.1'));
+        assert.equal(r.code, 'unauthenticated', `made-up e-mail ${i + 1}`);
+      }
+      // Nor e-mails of people who have no password (they cannot sign in, so they are nobody's).
+      await importFixture(h.services.deps, {
+        workspaces: [{ name: 'No passwords', users: [{ email: 'nopass@acme.test', name: 'No Pass' }] }],
+      });
+      for (let i = 0; i < 6; i++)
+        await refusal(accounts().signIn('nopass@acme.test', `guess ${i}`, '10.4.0.1'));
+      assert.equal((await accounts().signIn('ada@acme.test', PASSWORD, '10.4.0.1')).length, 1);
+      // The made-up e-mail itself is slowed from that address, as any account would be.
+      assert.equal(
+        (await refusal(accounts().signIn('nopass@acme.test', 'x', '10.4.0.1'))).code,
+        'rate_limited',
+      );
+      await forgetAttempts();
     });
 
     it('keeps browser sessions as rows: revoked or switched at once, never to another account’s workspace', async () => {

@@ -139,6 +139,56 @@ describe('MCP clients connect through OAuth in a browser', { skip: BROWSER_SKIP 
         }
       });
 
+      it('a client sending Ada back to another of its redirect URIs is asked about again, the page naming where', async () => {
+        const other = 'http://localhost:5998/callback';
+        const doc = await serveClientDocument((id) => ({
+          client_id: id,
+          client_name: 'Two Homes',
+          redirect_uris: [REDIRECT, other],
+          grant_types: ['authorization_code', 'refresh_token'],
+          response_types: ['code'],
+          token_endpoint_auth_method: 'none',
+          application_type: 'native',
+        }));
+        try {
+          const first = oauthClient('Two Homes', { clientId: doc.clientId });
+          const { client } = await connect(first.provider);
+          assert.deepEqual(first.seen[0]?.asked, [READ_WORDS]);
+          await client.close();
+
+          // The same client (the same document), the same scope, the other redirect URI.
+          const named: string[] = [];
+          const seen: BrowserAuthorization[] = [];
+          const provider = new BrowserOAuthClient({
+            redirectUrl: other,
+            name: 'Two Homes',
+            clientId: doc.clientId,
+            authorize: async (url) => {
+              const done = await personAuthorizes(context, url, {
+                redirectUrl: other,
+                email: 'ada@acme.test',
+                password: PASSWORD,
+                onConsent: async (page) => {
+                  named.push((await page.getByRole('note').textContent()) ?? '');
+                },
+              });
+              seen.push(done);
+              return done.callback;
+            },
+          });
+          const again = await connect(provider);
+          assert.deepEqual(seen[0]?.asked, [READ_WORDS], 'the consent page showed again');
+          assert.match(
+            named[0] ?? '',
+            /can send you back to 2 different addresses\. This time it is localhost:5998/,
+          );
+          assert.equal(seen[0]?.callback.origin, 'http://localhost:5998');
+          await again.client.close();
+        } finally {
+          await doc.close();
+        }
+      });
+
       it('a client registering itself (DCR) gets a token that works and acts as Ada', async () => {
         const { provider, seen } = oauthClient('Registered Editor');
         const { client } = await connect(provider);

@@ -4,7 +4,10 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { DATABASES } from './support/databases.ts';
+import { JSDOM } from 'jsdom';
+import { problemsIn } from './support/rendered-checks.ts';
 import { open, openWebApp, SKIP_BROWSER, type WebApp } from './support/web.ts';
+import { controlVectors, HARMLESS_MARKDOWN } from './support/xss-vectors.ts';
 
 /** Screenshots of the document page, for looking at (TANDEM_SCREENSHOTS=dir keeps them). */
 const SHOTS = process.env.TANDEM_SCREENSHOTS;
@@ -123,6 +126,45 @@ describe('the document page', { skip: SKIP_BROWSER }, () => {
         await page.getByText('This document is archived').waitFor();
         await page.getByText('Old words.').waitFor();
         assert.equal(await page.getByRole('textbox', { name: 'Document' }).count(), 0);
+      });
+
+      it('the read view shows no control and no link to the app’s own actions, whatever the document holds', async () => {
+        const vectors = controlVectors(new URL(app.url('/')).origin);
+        const id = await create(
+          [HARMLESS_MARKDOWN, ...vectors.map((v) => v.markdown)].join('\n\n'),
+          'Controls and links',
+        );
+        await app.h.services.deps.db
+          .updateTable('artifacts')
+          .set({ status: 'archived' })
+          .where('id', '=', id)
+          .execute();
+        const page = await open(await app.signedIn('ada@acme.test'), url(id));
+        const prose = page.locator('.prose');
+        await prose.getByRole('heading', { name: 'Heading' }).waitFor();
+        assert.equal(
+          await prose
+            .locator('form, input, button, select, textarea, [contenteditable], [formaction]')
+            .count(),
+          0,
+        );
+        assert.equal(await prose.getByRole('checkbox').count(), 0, 'a task is a glyph');
+        await prose.getByText('☑ shipped').waitFor();
+        // Every link and source the reader's browser holds, checked against the routes that act.
+        const shown = new JSDOM(`<!doctype html><div>${await prose.innerHTML()}</div>`).window.document;
+        assert.deepEqual(problemsIn(shown.body, page.url()), []);
+        assert.equal(
+          await prose.getByRole('link', { name: 'page of the app' }).getAttribute('href'),
+          '/documents/doc_1',
+        );
+        // What was a link to /logout is text, and nothing on the page signed anyone out.
+        assert.equal(
+          await prose.getByRole('link', { name: 'sign out' }).count(),
+          0,
+          'the /logout link is text only',
+        );
+        const me = await page.evaluate(async () => (await fetch('/api/me')).status);
+        assert.equal(me, 200, 'still signed in');
       });
 
       it('starts a thread from a selection, replies and resolves it', async () => {

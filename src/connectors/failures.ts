@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import { maskSecrets } from '../observability/secrets.ts';
 import { StepError } from '../engine/values.ts';
 import type { ConnectionError } from './net.ts';
 
@@ -89,9 +90,7 @@ export function connectionFailure(a: Attempt, error: ConnectionError): StepError
   return new StepError(error.message, { retryable: true, nothingDone: true });
 }
 
-/** The text with every secret value in it replaced, for messages that may quote a service. */
+/** The text with the connection's secrets, and every secret held, replaced: messages may quote a service. */
 export function redact(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join('[secret]');
-  return out;
+  return maskSecrets(text, secrets);
 }

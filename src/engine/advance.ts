@@ -1,4 +1,5 @@
 import { log } from '../observability/log.ts';
+import { maskSecrets } from '../observability/secrets.ts';
 import { pickupSeconds } from '../observability/metrics.ts';
 import type { FlowPlan } from '../domains/automations/plan.ts';
 import { TERMINAL_RUN } from '../domains/automations/runs.ts';
@@ -284,7 +285,7 @@ export function advancer(env: AdvanceEnv) {
     } catch (error) {
       if (error instanceof LeaseLost) throw error;
       const known = error instanceof StepError || error instanceof DomainError;
-      const message = known ? error.message : `unexpected error: ${(error as Error).message}`;
+      const message = maskSecrets(known ? error.message : `unexpected error: ${(error as Error).message}`);
       if (!known) log.error({ err: error, node: key }, 'a step failed unexpectedly');
       const retry = node.kind === 'capability' ? node.retry : undefined;
       const code = errorCodeOf(error);

@@ -12,6 +12,7 @@ import {
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { z } from 'zod';
 import type { Capability } from '../domains/automations/catalogue.ts';
+import { holdSecrets, maskDeep } from '../observability/secrets.ts';
 import { StepError } from './values.ts';
 
 /** An OpenAI-compatible endpoint (TANDEM_MODEL_URL, TANDEM_MODEL_KEY, TANDEM_MODEL). */
@@ -53,6 +54,8 @@ function compile(schema: Record<string, unknown>) {
 }
 
 function providerFor(config: ModelConfig) {
+  // The key is masked wherever text leaves the process (an endpoint may quote it back).
+  holdSecrets([config.key]);
   return createOpenAICompatible({
     name: 'tandem-model',
     baseURL: config.url,
@@ -165,9 +168,9 @@ export async function callModel(
           retryable: true,
         });
       }
-      return output as Record<string, unknown>;
+      return maskDeep(output as Record<string, unknown>);
     }
-    return { text: result.text };
+    return { text: maskDeep(result.text) };
   } catch (error) {
     if (error instanceof StepError) throw error;
     throw new StepError(`the model call failed: ${(error as Error).message}`, { retryable: true });

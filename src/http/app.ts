@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import type { Config } from '../config.ts';
 import type { Services } from '../services.ts';
 import { apiRoutes } from './api.ts';
+import { rememberClientAddress } from './client-address.ts';
 import { collabTicketApp } from './collab-tickets.ts';
 import { answerError } from './errors.ts';
 import { limitBodies, sameOriginOnly, securityHeaders } from './guards.ts';
@@ -25,6 +26,7 @@ export function createApp(services: Services, config: Config, signer: PageLinkSi
   const oauth = oauthRoutes(services, config.publicUrl);
 
   // Every request passes these before any route reads it.
+  app.use('*', rememberClientAddress(config.trustProxy));
   app.use('*', securityHeaders());
   app.use('*', limitBodies());
   app.use('*', sameOriginOnly(publicUrl.origin, allowedHosts));

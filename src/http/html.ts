@@ -10,7 +10,7 @@ main{max-width:720px;margin:32px auto;padding:0 20px}
 iframe{display:block;width:100%;height:calc(100vh - 48px);border:0;background:#fff}
 .note{color:#6e6e73} input,button,select{font:inherit;padding:6px 10px} code{background:#eee;padding:1px 4px;border-radius:4px}
 .stack{display:grid;gap:6px;max-width:380px} .stack button{justify-self:start;margin-top:6px}
-.problem{color:#b3261e;font-weight:600} .row{display:flex;gap:8px;align-items:center}
+.problem{color:#b3261e;font-weight:600} .warning{background:#fff4e5;border:1px solid #f0b35b;border-radius:8px;padding:10px 14px} .row{display:flex;gap:8px;align-items:center}
 ul.items{list-style:none;padding:0} ul.items li{display:flex;gap:12px;justify-content:space-between;align-items:center;background:#fff;border:1px solid #e3e3e6;border-radius:8px;padding:10px 14px;margin:8px 0}
 ul.items form{margin:0} section{margin:28px 0}
 `;

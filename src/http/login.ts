@@ -7,7 +7,7 @@ import type { Services } from '../services.ts';
 import { requestCredential, SESSION_COOKIE } from './auth.ts';
 import { statusOf } from './errors.ts';
 import { escapeHtml, htmlPage } from './html.ts';
-import { clientAddress } from './routes/account.ts';
+import { clientAddress } from './client-address.ts';
 
 const SIGN_OUT_FORM = '<form method="post" action="/logout"><button>Sign out</button></form>';
 

@@ -4,7 +4,7 @@ import type { Services } from '../services.ts';
 import { requestCredential } from './auth.ts';
 import { escapeHtml, htmlPage } from './html.ts';
 import { workspaceSelect } from './login.ts';
-import { clientAddress } from './routes/account.ts';
+import { clientAddress } from './client-address.ts';
 import { SCOPE_IN_WORDS } from './scopes.ts';
 
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);

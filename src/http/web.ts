@@ -7,22 +7,10 @@ import type { Config } from '../config.ts';
 import type { Services } from '../services.ts';
 import { requestActor } from './auth.ts';
 import { escapeHtml, htmlPage } from './html.ts';
+import { APP_ROUTES } from './view/app-pages.ts';
 
 /** Where `npm install` (`npm run build:web`) puts the built app. */
 export const WEB_DIST = fileURLToPath(new URL('../../web/dist/', import.meta.url));
-
-/** The app's own routes: each serves the app, which draws the page from the JSON API. */
-export const APP_ROUTES = [
-  '/',
-  '/documents',
-  '/documents/:id',
-  '/pages/:id',
-  '/automations',
-  '/automations/:id',
-  '/sessions/:id',
-  '/notifications',
-  '/activity',
-] as const;
 
 const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pino from 'pino';
+import { maskSecrets } from './secrets.ts';
 
 /** What the work being logged is about: the request, the person it acts for, the run. */
 export interface LogContext {
@@ -45,6 +46,8 @@ export const log = pino(
     base: undefined,
     mixin: () => ({ ...context.getStore() }),
     serializers: { err: plainError },
+    // Secret values (the model key, connector secrets) never reach a log line, whatever field holds them.
+    hooks: { streamWrite: (line) => maskSecrets(line) },
     redact: {
       paths: [
         'token',

@@ -20,6 +20,7 @@ import * as m011 from './migrations/011_reruns.ts';
 import * as m012 from './migrations/012_delivery_bodies.ts';
 import * as m013 from './migrations/013_collab_ticket_uses.ts';
 import * as m014 from './migrations/014_notification_links.ts';
+import * as m015 from './migrations/015_credential_bounds.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -65,6 +66,7 @@ const migrations: [string, Migration][] = [
   ['012_delivery_bodies', m012],
   ['013_collab_ticket_uses', m013],
   ['014_notification_links', m014],
+  ['015_credential_bounds', m015],
 ];
 
 export async function openStorage(options: StorageOptions): Promise<Storage> {

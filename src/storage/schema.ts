@@ -155,6 +155,8 @@ export interface AgentRequestTable {
   /** The Builder's draft, once stored. */
   flow_version_id: string | null;
   error: string | null;
+  /** The scopes of the credential that wrote the mention, space separated (null: stored before they were kept). */
+  scopes: string | null;
 }
 
 export interface NotificationTable {
@@ -237,6 +239,8 @@ export interface OAuthRecordTable {
   created_at: number;
   label: string | null;
   payload: string;
+  /** A rotated refresh token: the token response it was exchanged for (JSON), replayed to a retry. */
+  answer: string | null;
 }
 
 export interface ConnectorTable {

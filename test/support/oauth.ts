@@ -128,7 +128,13 @@ export async function signIn(browser: FakeBrowser, email: string, password: stri
 /** The hidden and chosen fields of the consent page, as a browser would post them. */
 export function consentForm(html: string): Record<string, string> {
   const value = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? '';
-  return { workspace_shown: value('workspace_shown'), scopes_shown: value('scopes_shown') };
+  const unescape = (text: string) =>
+    text.replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code)));
+  return {
+    workspace_shown: value('workspace_shown'),
+    scopes_shown: value('scopes_shown'),
+    redirect_shown: unescape(value('redirect_shown')),
+  };
 }
 
 /** The scopes a consent page lists, in its own words. */

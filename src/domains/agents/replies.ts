@@ -1,4 +1,5 @@
 import type { ModelError } from '../../engine/model.ts';
+import type { Scope } from '../workspace/actor.ts';
 import type { Outcome } from './requests.ts';
 
 /** Replies for requests an agent cannot answer; each says what to do next. */
@@ -22,6 +23,15 @@ export const replies = {
       body: `Sorry, this request failed: ${why}. Mention @${agent} again to retry.`,
       errorCode: error.timedOut ? 'model_timeout' : 'model_failed',
       error: error.message,
+    };
+  },
+
+  noScope(agent: string, scope: Scope): Outcome {
+    return {
+      status: 'failed',
+      body: `I can't do this: the app or token that mentioned me is not allowed \`${scope}\`, and I act with no more than it may. Mention @${agent} again from the Tandem app, or from a connection allowed \`${scope}\`.`,
+      errorCode: 'insufficient_scope',
+      error: `the mention's credential does not carry ${scope}`,
     };
   },
 

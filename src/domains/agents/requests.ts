@@ -1,5 +1,6 @@
 import { sql, type Selectable, type Updateable } from 'kysely';
 import { newId } from '../../ids.ts';
+import { maskSecrets } from '../../observability/secrets.ts';
 import type { AgentRequestTable } from '../../storage/schema.ts';
 import { insertAgentReply } from '../comments/agent-reply.ts';
 import type { Deps } from '../deps.ts';
@@ -153,7 +154,8 @@ export interface Outcome {
 
 /**
  * Posts the reply and closes the request in one transaction, if this worker still holds it;
- * records the reply in the mentioning person's activity history. Returns the reply's id.
+ * records the reply in the mentioning person's activity history. Returns the reply's id. Secrets
+ * are masked in the reply and the error (a model endpoint may quote its key back).
  */
 export async function finishRequest(
   deps: Deps,
@@ -163,12 +165,13 @@ export async function finishRequest(
 ): Promise<string> {
   const now = Date.now();
   return deps.db.transaction().execute(async (trx) => {
-    await updateHeld(trx, request.id, workerId, { finished_at: now, error: outcome.error ?? null });
+    const error = outcome.error === undefined ? null : maskSecrets(outcome.error);
+    await updateHeld(trx, request.id, workerId, { finished_at: now, error });
     const commentId = await insertAgentReply(trx, {
       threadId: request.thread_id,
       agent: request.agent,
       requestId: request.id,
-      body: outcome.body,
+      body: maskSecrets(outcome.body),
     });
     await trx
       .updateTable('agent_requests')

@@ -1,5 +1,6 @@
 import { DomainError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
+import { log } from '../../observability/log.ts';
 import { ModelError, type ModelConfig } from '../../engine/model.ts';
 import type { Services } from '../../services.ts';
 import type { Scope } from '../workspace/actor.ts';
@@ -15,7 +16,7 @@ import {
   type AgentRequest,
   type Outcome,
 } from './requests.ts';
-import type { Agent, AgentTurn } from './turn.ts';
+import { mentionScopes, type Agent, type AgentTurn } from './turn.ts';
 
 export interface AgentWorkerOptions {
   model?: ModelConfig | undefined;
@@ -39,7 +40,8 @@ export const AGENT_DEFAULTS = { perWorkspace: 2, timeoutMs: 120_000, concurrency
 /** Installed agents without a behaviour of their own answer as the assistant does, under their name. */
 const AGENTS: Record<string, Agent> = { Assistant: assistant, Builder: builder };
 
-const SCOPES: Record<string, Scope[]> = {
+/** What each agent needs to do its work (the others read only). */
+const NEEDS: Record<string, Scope[]> = {
   Builder: ['documents:read', 'automations:read', 'automations:write'],
 };
 
@@ -67,13 +69,18 @@ export function createAgentWorker(services: Services, options: AgentWorkerOption
     const { artifact_id, workspace_id } = request;
     if (artifact_id === null || workspace_id === null)
       throw new Error(`agent request ${request.id} has no artifact`);
+    // The agent carries what it needs of what the mention's credential carried, never more.
+    const carried = mentionScopes(request.scopes);
+    const needs = NEEDS[request.agent] ?? ['documents:read'];
+    const lacking = needs.find((s) => !carried.includes(s));
+    if (lacking) return replies.noScope(request.agent, lacking);
     const turn: AgentTurn = {
       services,
       request: { ...request, artifact_id, workspace_id },
       actor: {
         personId: request.requested_by,
         workspaceId: workspace_id,
-        scopes: new Set(SCOPES[request.agent] ?? ['documents:read']),
+        scopes: new Set(needs),
         // The agent mentioned acts for the person who asked (the Builder's drafts are an agent's).
         by: 'agent',
       },
@@ -88,6 +95,9 @@ export function createAgentWorker(services: Services, options: AgentWorkerOption
       // Stopping this process is no answer: the request waits for the next worker.
       if (abort.signal.aborted) throw new RequestLost('stopped');
       if (error instanceof ModelError) return replies.modelFailed(request.agent, error);
+      if (error instanceof DomainError && error.code === 'insufficient_scope') {
+        return replies.noScope(request.agent, error.data?.scope as Scope);
+      }
       if (error instanceof DomainError && (error.code === 'not_found' || error.code === 'thread_not_found')) {
         const person = await deps.db
           .selectFrom('people')
@@ -114,7 +124,7 @@ export function createAgentWorker(services: Services, options: AgentWorkerOption
         await releaseRequest(deps.db, request.id, workerId, Date.now(), request.claims - 1).catch(() => {});
         return;
       }
-      console.error(`agent request ${request.id} could not be answered`, error);
+      log.error({ err: error, agentRequest: request.id }, 'an agent request could not be answered');
       await releaseRequest(deps.db, request.id, workerId, Date.now() + 5_000, request.claims).catch(() => {});
     } finally {
       clearInterval(heartbeat);

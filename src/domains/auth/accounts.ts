@@ -2,7 +2,7 @@ import { DomainError, invalid } from '../../errors.ts';
 import type { Deps } from '../deps.ts';
 import type { Db } from '../workspace/access.ts';
 import { checkPassword, hashPassword, verifyPassword } from './passwords.ts';
-import { claimAttempt, settleAttempt } from './throttle.ts';
+import { claimAttempt, passwordKeys, settleAttempt } from './throttle.ts';
 
 /** The one sentence for a wrong e-mail or password: it never says which was wrong. */
 export const WRONG_CREDENTIALS = 'That e-mail address and password do not match an account.';
@@ -58,22 +58,28 @@ export function accountsService(deps: Deps) {
     });
   }
 
-  /**
-   * Checks an e-mail and password, slowed per account and per address: each attempt counts as a
-   * failure until the password proves right, so parallel guesses are counted too. Returns the
-   * account's workspaces; a wrong e-mail, a wrong password and an account without a password
-   * all get the same sentence and take the same time.
-   */
-  async function signIn(email: string, password: string, address: string): Promise<Membership[]> {
-    const key = accountKey(email);
-    const keys = [`account:${key}`, `address:${address}`];
-    await claimAttempt(deps, keys);
+  /** The stored hash of an account's password; null when there is no such account or no password. */
+  async function storedHash(key: string): Promise<string | null> {
     const account = await db
       .selectFrom('accounts')
       .select('password_hash')
       .where('email', '=', key)
       .executeTakeFirst();
-    const matches = await verifyPassword(password, account?.password_hash ?? null);
+    return account?.password_hash ?? null;
+  }
+
+  /**
+   * Checks an e-mail and password, slowed per account and address and per address (see
+   * `passwordKeys`): each attempt counts as a failure until the password proves right, so parallel
+   * guesses are counted too. Returns the account's workspaces; a wrong e-mail, a wrong password
+   * and an account without a password all get the same sentence and take the same time.
+   */
+  async function signIn(email: string, password: string, address: string): Promise<Membership[]> {
+    const key = accountKey(email);
+    const hash = await storedHash(key);
+    const keys = passwordKeys(key, address, hash !== null);
+    await claimAttempt(deps, keys);
+    const matches = await verifyPassword(password, hash);
     const memberships = matches ? await membershipsOf(db, key) : [];
     if (memberships.length === 0) throw new DomainError('unauthenticated', WRONG_CREDENTIALS);
     await settleAttempt(deps, keys);
@@ -84,14 +90,10 @@ export function accountsService(deps: Deps) {
   async function changePassword(email: string, current: string, next: string, address: string) {
     checkPassword(next);
     const key = accountKey(email);
-    const keys = [`account:${key}`, `address:${address}`];
+    const hash = await storedHash(key);
+    const keys = passwordKeys(key, address, hash !== null);
     await claimAttempt(deps, keys);
-    const account = await db
-      .selectFrom('accounts')
-      .select('password_hash')
-      .where('email', '=', key)
-      .executeTakeFirst();
-    if (!(await verifyPassword(current, account?.password_hash ?? null))) {
+    if (!(await verifyPassword(current, hash))) {
       throw new DomainError('forbidden', 'The current password is not right.');
     }
     await settleAttempt(deps, keys);

@@ -3,10 +3,27 @@ import type { Deps } from '../deps.ts';
 import { SCOPES, type Scope } from '../workspace/actor.ts';
 import type { OAuthRecords } from './oauth-records.ts';
 
-/** What a person reads about a connected app: the client's own name and where it sends people back. */
+/**
+ * What a person read about a connected app when they allowed it: the client's own name and the
+ * redirect URI it sends people back to. A grant holds for that redirect URI only.
+ */
 export interface GrantLabel {
   client_name: string;
   redirect_host: string;
+  redirect_uri: string;
+}
+
+const LOOPBACK_IPS = new Set(['127.0.0.1', '[::1]']);
+
+/**
+ * What a consent covers of a redirect URI: all of it, except the port of a native app's loopback
+ * IP address, which RFC 8252 lets change from one sign-in to the next (it is this machine either way).
+ */
+export function redirectTarget(uri: string): string {
+  const url = URL.parse(uri);
+  if (!url || url.protocol !== 'http:' || !LOOPBACK_IPS.has(url.hostname) || url.port === '') return uri;
+  url.port = '';
+  return url.href;
 }
 
 /** An app a person connected (an OAuth grant for one client in one workspace). */
@@ -49,13 +66,35 @@ export function grantsService(deps: Deps, records: OAuthRecords) {
         client_id: r.client_id ?? '',
         client_name: label?.client_name ?? r.client_id ?? '',
         redirect_host: label?.redirect_host ?? '',
+        redirect_uri: label?.redirect_uri ?? '',
         scopes: grantedScopes(JSON.parse(r.payload) as Record<string, unknown>),
         created_at: r.created_at,
       };
     });
   }
 
-  /** Records the name and redirect host a person saw when they allowed the grant. */
+  /**
+   * The grant a person gave a client for a redirect URI, if any (the newest, should two have been
+   * made at once). A grant for another of the client's redirect URIs is no grant for this one.
+   */
+  async function find(personId: string, clientId: string, redirectUri: string): Promise<string | undefined> {
+    const rows = await db
+      .selectFrom('oauth_records')
+      .select(['id', 'label'])
+      .where('model', '=', 'Grant')
+      .where('account_id', '=', personId)
+      .where('client_id', '=', clientId)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', Date.now())]))
+      .orderBy('created_at', 'desc')
+      .execute();
+    const target = redirectTarget(redirectUri);
+    return rows.find((r) => {
+      const label = r.label ? (JSON.parse(r.label) as Partial<GrantLabel>) : {};
+      return typeof label.redirect_uri === 'string' && redirectTarget(label.redirect_uri) === target;
+    })?.id;
+  }
+
+  /** Records the name and redirect URI a person saw when they allowed the grant. */
   async function label(grantId: string, label: GrantLabel): Promise<void> {
     await db
       .updateTable('oauth_records')
@@ -83,7 +122,7 @@ export function grantsService(deps: Deps, records: OAuthRecords) {
     records.forgetGrant(grantId);
   }
 
-  return { list, label, revoke };
+  return { list, find, label, revoke };
 }
 
 export type GrantsService = ReturnType<typeof grantsService>;

@@ -16,7 +16,12 @@ export type Payload = Record<string, unknown> & {
 
 /** A refresh token presented again within this long of its first use is a retry, not theft. */
 export const REFRESH_RETRY_S = 60;
+/** A client registered (RFC 7591) that no person has authorized yet is forgotten after this long. */
+export const UNAUTHORIZED_CLIENT_S = 24 * 3600;
 const PRUNE_EVERY_MS = 60 * 60_000;
+
+/** A token response as the token endpoint sends it. */
+export type TokenAnswer = Record<string, unknown> & { access_token?: unknown; refresh_token?: unknown };
 
 interface VerifiedAccess {
   credentialId: string;
@@ -36,6 +41,8 @@ export function oauthRecords(deps: Deps) {
 
   async function upsert(model: string, id: string, payload: Payload, expiresIn: number | undefined) {
     const now = Date.now();
+    // A registered client lasts until a person authorizes it, or a day.
+    if (model === 'Client' && expiresIn === undefined) expiresIn = UNAUTHORIZED_CLIENT_S;
     const row = {
       grant_id: payload.grantId ?? null,
       uid: payload.uid ?? null,
@@ -49,19 +56,42 @@ export function oauthRecords(deps: Deps) {
       .values({ model, id, ...row, consumed_at: null, created_at: now, label: null })
       .onConflict((oc) => oc.columns(['model', 'id']).doUpdateSet(row))
       .execute();
-    if (now - prunedAt > PRUNE_EVERY_MS) {
-      prunedAt = now;
+    if (model === 'Grant' && payload.clientId) {
+      // A person authorized the client: it stays registered.
       await db
-        .deleteFrom('oauth_records')
-        .where('expires_at', '<', now - 86_400_000)
+        .updateTable('oauth_records')
+        .set({ expires_at: null })
+        .where('model', '=', 'Client')
+        .where('id', '=', payload.clientId)
+        .where('expires_at', 'is not', null)
         .execute();
     }
+    if (now - prunedAt > PRUNE_EVERY_MS) {
+      prunedAt = now;
+      await prune(now);
+    }
+  }
+
+  /**
+   * Deletes what has expired: registered clients nobody authorized at once, other records a day
+   * after they expired (a consumed refresh token is kept that long to recognise its reuse).
+   */
+  async function prune(now = Date.now()) {
+    await db
+      .deleteFrom('oauth_records')
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('model', '=', 'Client'), eb('expires_at', '<=', now)]),
+          eb('expires_at', '<', now - 86_400_000),
+        ]),
+      )
+      .execute();
   }
 
   async function find(model: string, id: string): Promise<Payload | undefined> {
     const row = await db
       .selectFrom('oauth_records')
-      .select(['payload', 'expires_at', 'consumed_at', 'grant_id'])
+      .select(['payload', 'expires_at', 'consumed_at', 'answer'])
       .where('model', '=', model)
       .where('id', '=', id)
       .executeTakeFirst();
@@ -69,30 +99,74 @@ export function oauthRecords(deps: Deps) {
     if (!row || (row.expires_at !== null && row.expires_at <= now)) return undefined;
     const payload = JSON.parse(row.payload) as Payload;
     if (row.consumed_at === null) return payload;
-    if (model === 'RefreshToken' && now - row.consumed_at <= REFRESH_RETRY_S * 1000) {
-      // A client that lost the answer to its refresh asks again with the same token: it gets a new
-      // pair, and the pair it never received is dropped so one chain of tokens stays alive.
-      await dropSuccessors(row.grant_id, payload, row.consumed_at);
+    if (
+      model === 'RefreshToken' &&
+      now - row.consumed_at <= REFRESH_RETRY_S * 1000 &&
+      (await isRetry(row.answer))
+    ) {
+      // A client that lost the answer to its refresh asks again with the same token: the exchange
+      // goes on, and `settleRefresh` gives it the answer it lost instead of a new pair.
       return payload;
     }
     return { ...payload, consumed: Math.floor(row.consumed_at / 1000) };
   }
 
-  async function dropSuccessors(grantId: string | null, parent: Payload, consumedAt: number) {
-    if (!grantId) return;
-    const siblings = await db
+  /**
+   * Whether a rotated refresh token presented again is a retry: the pair it was exchanged for was
+   * never used (its refresh token is still unused), or its first exchange is still under way.
+   * Anything else (the new refresh token was used, or revoked) is reuse, and revokes the grant.
+   */
+  async function isRetry(answer: string | null): Promise<boolean> {
+    if (answer === null) return true;
+    const next = (JSON.parse(answer) as { body: TokenAnswer }).body.refresh_token;
+    if (typeof next !== 'string') return false;
+    const successor = await db
       .selectFrom('oauth_records')
-      .select(['id', 'payload'])
+      .select(['consumed_at', 'expires_at'])
       .where('model', '=', 'RefreshToken')
-      .where('grant_id', '=', grantId)
-      .where('created_at', '>=', consumedAt)
-      .execute();
-    const rotations = typeof parent.rotations === 'number' ? parent.rotations + 1 : 1;
-    const successors = siblings.filter((s) => {
-      const p = JSON.parse(s.payload) as Payload;
-      return p.iiat === parent.iiat && p.rotations === rotations;
-    });
-    for (const s of successors) await destroy('RefreshToken', s.id);
+      .where('id', '=', next)
+      .executeTakeFirst();
+    return (
+      successor !== undefined &&
+      successor.consumed_at === null &&
+      (successor.expires_at === null || successor.expires_at > Date.now())
+    );
+  }
+
+  /**
+   * After a refresh token was exchanged: the first answer is recorded with it, and every later
+   * exchange of it (a retry, see `find`) is given that same answer, the pair made for the retry
+   * deleted, so one chain of tokens stays alive. Returns the answer to send.
+   */
+  async function settleRefresh(presented: string, made: TokenAnswer): Promise<TokenAnswer> {
+    const now = Date.now();
+    const recorded = await db
+      .updateTable('oauth_records')
+      .set({ answer: JSON.stringify({ body: made, at: now }) })
+      .where('model', '=', 'RefreshToken')
+      .where('id', '=', presented)
+      .where('answer', 'is', null)
+      .executeTakeFirst();
+    if (Number(recorded.numUpdatedRows) === 1) return made;
+    const row = await db
+      .selectFrom('oauth_records')
+      .select('answer')
+      .where('model', '=', 'RefreshToken')
+      .where('id', '=', presented)
+      .executeTakeFirst();
+    if (!row?.answer) return made;
+    const first = JSON.parse(row.answer) as { body: TokenAnswer; at: number };
+    if (typeof made.refresh_token === 'string' && made.refresh_token !== first.body.refresh_token)
+      await destroy('RefreshToken', made.refresh_token);
+    if (typeof made.access_token === 'string' && made.access_token !== first.body.access_token)
+      await destroy('AccessToken', made.access_token);
+    const expiresIn = typeof first.body.expires_in === 'number' ? first.body.expires_in : undefined;
+    return {
+      ...first.body,
+      ...(expiresIn === undefined
+        ? {}
+        : { expires_in: Math.max(0, expiresIn - Math.floor((now - first.at) / 1000)) }),
+    };
   }
 
   async function findByUid(model: string, uid: string): Promise<Payload | undefined> {
@@ -164,7 +238,18 @@ export function oauthRecords(deps: Deps) {
     return verified;
   }
 
-  return { upsert, find, findByUid, consume, destroy, revokeByGrantId, forgetGrant, verifyAccessToken };
+  return {
+    upsert,
+    find,
+    findByUid,
+    consume,
+    destroy,
+    revokeByGrantId,
+    forgetGrant,
+    verifyAccessToken,
+    settleRefresh,
+    prune,
+  };
 }
 
 export type OAuthRecords = ReturnType<typeof oauthRecords>;

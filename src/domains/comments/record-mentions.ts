@@ -1,7 +1,7 @@
 import { notify } from '../activity/notify.ts';
 import { sql } from 'kysely';
 import { newId } from '../../ids.ts';
-import type { Actor } from '../workspace/actor.ts';
+import { SCOPES, type Actor } from '../workspace/actor.ts';
 import { effectiveRole, type Artifact, type Db } from '../workspace/access.ts';
 import { findMentions, resolveMentions } from './mentions.ts';
 
@@ -9,7 +9,8 @@ import { findMentions, resolveMentions } from './mentions.ts';
  * The mentions of a person's new comment, in the comment's transaction. People mentioned get a
  * notification when they can open the artifact (others are not told it exists); each agent
  * mentioned gets one request, which the agent worker answers in the thread. Only people's
- * comments come here: an agent's reply never asks an agent anything.
+ * comments come here: an agent's reply never asks an agent anything. Each request keeps the
+ * scopes of the credential that wrote the mention: the agent answering it may do no more.
  */
 export async function recordMentions(
   trx: Db,
@@ -71,6 +72,7 @@ export async function recordMentions(
         artifact_id: artifact.id,
         available_at: now,
         claims: 0,
+        scopes: SCOPES.filter((s) => actor.scopes.has(s)).join(' '),
       })
       .execute();
     await trx

@@ -1,4 +1,5 @@
 import { invalid } from '../../errors.ts';
+import { holdSecrets } from '../../observability/secrets.ts';
 import { CONNECTOR_PLUGINS, providerName } from '../automations/catalogue.ts';
 import type { Deps } from '../deps.ts';
 import type { Actor } from '../workspace/actor.ts';
@@ -64,11 +65,9 @@ export async function connectionFor(
       .fields.filter((f) => f.secret)
       .map((f) => f.name),
   );
-  return {
-    provider: row.provider,
-    settings,
-    secrets: Object.entries(settings)
-      .filter(([field]) => secret.has(field))
-      .map(([, value]) => value),
-  };
+  const secrets = Object.entries(settings)
+    .filter(([field]) => secret.has(field))
+    .map(([, value]) => value);
+  holdSecrets(secrets);
+  return { provider: row.provider, settings, secrets };
 }

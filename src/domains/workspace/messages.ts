@@ -1,4 +1,5 @@
 import { newId } from '../../ids.ts';
+import { maskDeep, maskSecrets } from '../../observability/secrets.ts';
 import type { Db } from './access.ts';
 
 /** A message in a conversation (a room or an automation's session): text, or a card people act on. */
@@ -10,7 +11,7 @@ export interface NewMessage {
   card?: Record<string, unknown> | undefined;
 }
 
-/** The one writer of `messages`: posts one in the caller's transaction and returns its id. */
+/** The one writer of `messages`: posts one in the caller's transaction (secrets masked) and returns its id. */
 export async function postMessage(on: Db, message: NewMessage): Promise<string> {
   const id = newId('msg');
   await on
@@ -20,8 +21,8 @@ export async function postMessage(on: Db, message: NewMessage): Promise<string> 
       conversation_id: message.conversationId,
       author_id: message.authorId,
       kind: message.card ? 'card' : 'text',
-      body: message.body,
-      card_json: message.card ? JSON.stringify(message.card) : null,
+      body: maskSecrets(message.body),
+      card_json: message.card ? JSON.stringify(maskDeep(message.card)) : null,
       created_at: Date.now(),
     })
     .execute();

@@ -12,7 +12,7 @@ import { escapeHtml, htmlPage } from '../html.ts';
 import { workspaceSelect } from '../login.ts';
 import { SCOPE_IN_WORDS } from '../scopes.ts';
 import { CONSENT_PATH } from './paths.ts';
-import { grantIdFor, type AuthorizationServer } from './provider.ts';
+import type { AuthorizationServer } from './provider.ts';
 
 type Env = { Bindings: HttpBindings };
 
@@ -23,6 +23,8 @@ interface Request {
   clientId: string;
   clientName: string;
   redirectHost: string;
+  /** How many redirect URIs the client has: with several, which one this is matters. */
+  redirectCount: number;
   resource: string;
   /** The Tandem scopes the client asked for, and the OpenID ones (granted as asked). */
   requested: Scope[];
@@ -45,9 +47,12 @@ function consentCsp(redirectUri: string): string {
   return appPageCsp().replace("form-action 'self'", `form-action 'self'${source}`);
 }
 
-/** What this person already granted the client in one workspace, and what the request adds. */
+/**
+ * What this person already granted the client in one workspace for this redirect URI, and what
+ * the request adds (everything it asks for, when the redirect URI is new).
+ */
 async function standing(services: Services, server: AuthorizationServer, request: Request, personId: string) {
-  const grantId = await grantIdFor(services, personId, request.clientId);
+  const grantId = await services.grants.find(personId, request.clientId, request.redirectUri);
   const grant = grantId ? await server.provider.Grant.find(grantId) : undefined;
   const granted = grant ? grantedScopes(grant as unknown as Record<string, unknown>, request.resource) : [];
   const missing = request.requested.filter((s) => !granted.includes(s));
@@ -63,6 +68,11 @@ function consentPage(
   grantedBefore: boolean,
 ): string {
   const who = `<strong>${escapeHtml(me.name)}</strong> (${escapeHtml(me.email)})`;
+  const host = `<strong>${escapeHtml(request.redirectHost)}</strong>`;
+  const returnsTo =
+    request.redirectCount > 1
+      ? `<p class="redirect warning" id="redirect" role="note"><strong>This app can send you back to ${request.redirectCount} different addresses.</strong> This time it is ${host} (<code>${escapeHtml(request.redirectUri)}</code>). Allow only if that is where you expect to go back to.</p>`
+      : `<p class="redirect" id="redirect">After you answer you go back to ${host} (<code>${escapeHtml(request.redirectUri)}</code>).</p>`;
   const chooser =
     workspaces.length > 1
       ? `<div class="stack">${workspaceSelect(workspaces, me.workspaceId)}</div>
@@ -70,8 +80,10 @@ function consentPage(
       : '';
   return `<h1>Connect ${escapeHtml(request.clientName)} to Tandem?</h1>
 <p><strong>${escapeHtml(request.clientName)}</strong> (${escapeHtml(request.redirectHost)}) wants to act as ${who} in the <strong>${escapeHtml(me.workspace)}</strong> workspace.</p>
+${returnsTo}
 <form method="post" action="${CONSENT_PATH}/${escapeHtml(uid)}">
 <input type="hidden" name="workspace_shown" value="${escapeHtml(me.workspaceId)}">
+<input type="hidden" name="redirect_shown" value="${escapeHtml(request.redirectUri)}">
 <input type="hidden" name="scopes_shown" value="${escapeHtml(missing.join(' '))}">
 ${chooser}
 <h2 id="asked">It asks to</h2>
@@ -108,6 +120,7 @@ export function consentRoutes(services: Services, authorizationServer: () => Pro
       clientName: client.clientName ?? client.clientId,
       redirectUri: params.redirect_uri ?? '',
       redirectHost: URL.parse(params.redirect_uri ?? '')?.host ?? '',
+      redirectCount: client.redirectUris?.length ?? 1,
       resource: params.resource ?? server.resource,
       requested: SCOPES.filter((s) => asked.includes(s)),
       oidcScopes: asked.filter((s) => !isScope(s) && (s === 'openid' || s === 'offline_access')),
@@ -148,6 +161,7 @@ export function consentRoutes(services: Services, authorizationServer: () => Pro
     await services.grants.label(grantId, {
       client_name: request.clientName,
       redirect_host: request.redirectHost,
+      redirect_uri: request.redirectUri,
     });
     return finish(c, server, { login: { accountId: me.personId, remember: false }, consent: { grantId } });
   }
@@ -195,9 +209,11 @@ export function consentRoutes(services: Services, authorizationServer: () => Pro
     if (!me) return expired(c);
     const { missing, granted } = await standing(services, server, request, me.personId);
     const shown = text('scopes_shown').split(' ');
-    // Allow grants exactly what the person read: another workspace, or more than was listed, is shown first.
+    // Allow grants exactly what the person read: another workspace, or more than was listed, or
+    // another redirect URI than the page named, is shown first.
     const unseen = missing.some((s) => !shown.includes(s));
-    if (unseen || (text('workspace_shown') !== me.workspaceId && missing.length > 0)) {
+    const elsewhere = text('redirect_shown') !== request.redirectUri;
+    if (unseen || elsewhere || (text('workspace_shown') !== me.workspaceId && missing.length > 0)) {
       c.header('Content-Security-Policy', consentCsp(request.redirectUri));
       return c.html(
         htmlPage(

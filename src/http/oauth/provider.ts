@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import Provider, {
   errors,
   interactionPolicy,
@@ -6,6 +7,7 @@ import Provider, {
 } from 'oidc-provider';
 import { authorizationServerKeys } from '../../domains/auth/server-keys.ts';
 import { SCOPES } from '../../domains/workspace/actor.ts';
+import type { TokenAnswer } from '../../domains/auth/oauth-records.ts';
 import type { Services } from '../../services.ts';
 import { escapeHtml, htmlPage } from '../html.ts';
 import { adapterFor } from './adapter.ts';
@@ -14,6 +16,39 @@ import { CONSENT_PATH, OAUTH_ROUTES } from './paths.ts';
 
 export const ACCESS_TOKEN_TTL_S = 3600;
 const DAY_S = 86_400;
+
+/**
+ * What a registering client may send, a little above what MCP clients send (Claude, VS Code,
+ * Cursor, mcp-remote and the Inspector register one to three redirect URIs well under 200
+ * characters each, and a name of a few words; the whole request is under 1 KiB).
+ */
+export const REGISTRATION_LIMITS = { bytes: 5 * 1024, redirectUris: 5, uriChars: 512, nameChars: 100 };
+
+/** A registration's metadata within REGISTRATION_LIMITS, or the sentence saying what is past them. */
+function registrationProblem(body: Record<string, unknown>): string | undefined {
+  const uris = body.redirect_uris;
+  const { redirectUris, uriChars, nameChars } = REGISTRATION_LIMITS;
+  if (Array.isArray(uris)) {
+    if (uris.length > redirectUris) return `redirect_uris may hold at most ${redirectUris} URIs`;
+    if (uris.some((u) => typeof u === 'string' && u.length > uriChars))
+      return `redirect_uris may hold URIs of at most ${uriChars} characters`;
+    // A code sent over plain http could be read on the way, unless it never leaves this machine.
+    const plain = uris.find((u) => {
+      const url = typeof u === 'string' ? URL.parse(u) : null;
+      return url?.protocol === 'http:' && !isLoopbackHost(url.hostname);
+    });
+    if (plain)
+      return `redirect_uris may use http only for localhost or a loopback address, not ${String(plain)}`;
+  }
+  for (const field of ['client_uri', 'logo_uri', 'tos_uri', 'policy_uri', 'jwks_uri', 'initiate_login_uri']) {
+    const value = body[field];
+    if (typeof value === 'string' && value.length > uriChars)
+      return `${field} may be at most ${uriChars} characters`;
+  }
+  if (typeof body.client_name === 'string' && [...body.client_name].length > nameChars)
+    return `client_name may be at most ${nameChars} characters`;
+  return undefined;
+}
 
 /** Every authorization passes through Tandem's consent page, which knows who is signed in. */
 function policy() {
@@ -78,7 +113,17 @@ export async function createAuthorizationServer(services: Services, publicUrl: s
       pushedAuthorizationRequests: { enabled: false },
       // Access tokens are checked as bearer tokens at /mcp; a sender-constrained one would be weaker there.
       dPoP: { enabled: false },
-      registration: { enabled: true, initialAccessToken: false, issueRegistrationAccessToken: false },
+      registration: {
+        enabled: true,
+        initialAccessToken: false,
+        issueRegistrationAccessToken: false,
+        // Called once per registration with its parsed metadata, before anything is stored.
+        idFactory(ctx: KoaContextWithOIDC) {
+          const problem = registrationProblem((ctx.oidc.body ?? {}) as Record<string, unknown>);
+          if (problem) throw new errors.InvalidClientMetadata(problem);
+          return randomBytes(16).toString('base64url');
+        },
+      },
       revocation: { enabled: true },
       clientIdMetadataDocument: {
         enabled: true,
@@ -123,13 +168,15 @@ export async function createAuthorizationServer(services: Services, publicUrl: s
         .executeTakeFirst();
       return person ? { accountId: person.id, claims: async () => ({ sub: person.id }) } : undefined;
     },
-    // One grant per person (of one workspace) and client, whatever browser asked: consent lists only what it lacks.
+    // One grant per person (of one workspace), client and redirect URI, whatever browser asked:
+    // consent lists only what it lacks, and another redirect URI is asked for afresh.
     async loadExistingGrant(ctx: KoaContextWithOIDC) {
       const chosen = ctx.oidc.result?.consent?.grantId;
       if (chosen) return Grant().find(chosen);
       const accountId = ctx.oidc.session?.accountId;
-      if (!accountId || !ctx.oidc.client) return undefined;
-      const id = await grantIdFor(services, accountId, ctx.oidc.client.clientId);
+      const redirectUri = ctx.oidc.params?.redirect_uri;
+      if (!accountId || !ctx.oidc.client || typeof redirectUri !== 'string') return undefined;
+      const id = await services.grants.find(accountId, ctx.oidc.client.clientId, redirectUri);
       return id ? Grant().find(id) : undefined;
     },
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
@@ -173,26 +220,20 @@ export async function createAuthorizationServer(services: Services, publicUrl: s
       }
     }
     await next();
+    // A refresh token exchanged again within the retry window gets the answer its first exchange got.
+    const params =
+      ctx.path === OAUTH_ROUTES.token && ctx.status === 200
+        ? (ctx.oidc?.params as Record<string, unknown> | undefined)
+        : undefined;
+    if (params?.grant_type === 'refresh_token' && typeof params.refresh_token === 'string') {
+      ctx.body = await services.oauth.settleRefresh(params.refresh_token, ctx.body as TokenAnswer);
+    }
     // The authorization server supports every Tandem scope (which to ask for first is the resource's to say).
     if (ctx.path === '/.well-known/oauth-authorization-server' && ctx.status === 200) {
       (ctx.body as Record<string, unknown>).scopes_supported = [...SCOPES];
     }
   });
   return { provider, issuer, resource };
-}
-
-/** The grant a person gave a client before, if any (the newest, should two have been made at once). */
-export async function grantIdFor(services: Services, personId: string, clientId: string) {
-  const row = await services.deps.db
-    .selectFrom('oauth_records')
-    .select('id')
-    .where('model', '=', 'Grant')
-    .where('account_id', '=', personId)
-    .where('client_id', '=', clientId)
-    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', Date.now())]))
-    .orderBy('created_at', 'desc')
-    .executeTakeFirst();
-  return row?.id;
 }
 
 export type AuthorizationServer = Awaited<ReturnType<typeof createAuthorizationServer>>;

@@ -1,21 +1,11 @@
 import { z } from 'zod';
-import { getConnInfo } from '@hono/node-server/conninfo';
-import type { Context } from 'hono';
 import { SCOPES } from '../../domains/workspace/actor.ts';
 import { DomainError } from '../../errors.ts';
+import { clientAddress } from '../client-address.ts';
 import { defineRoute } from '../route.ts';
 
 const workspace = z.object({ workspace_id: z.string(), name: z.string() });
 const scopes = z.array(z.enum(SCOPES));
-
-/** The address a request came from, as the sign-in throttle counts it. */
-export function clientAddress(c: Context): string {
-  try {
-    return getConnInfo(c).remote.address ?? 'unknown';
-  } catch {
-    return 'unknown';
-  }
-}
 
 /** A person's own account: who they are, which workspace they act in, their credentials. */
 export const accountRoutes = [

@@ -1,11 +1,11 @@
 import DOMPurify from 'dompurify';
-import { marked } from 'marked';
 import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { Link, Navigate, useParams } from 'react-router';
 import { call } from '../api.ts';
 import { useAction, useResource, useTitle } from '../hooks.ts';
 import { readDocument } from '../../../src/http/contract/documents.ts';
 import { nameDocumentVersion, restoreDocumentVersion } from '../../../src/http/contract/document-versions.ts';
+import { markdownRenderer } from '../../../src/http/view/rendered-markdown.ts';
 import { markdownOf } from '../editor/binding.ts';
 import { createEditor, type LiveEditor } from '../editor/codemirror.ts';
 import { colorOf, useLive, type Live, type Present } from '../editor/live.ts';
@@ -32,15 +32,15 @@ async function readAll(id: string) {
   return { ...first, markdown };
 }
 
-/** Markdown rendered, then sanitised: nothing in a document can run script in the app. */
+/** The one renderer of people's markdown in the app, on an instance of its own. */
+const render = markdownRenderer(DOMPurify(window));
+
+/**
+ * Markdown rendered, then sanitised: nothing in a document can run script in the app, take input,
+ * or link to anything on the app's origin but its pages.
+ */
 function Rendered({ markdown }: { markdown: string }) {
-  const html = useMemo(
-    () =>
-      DOMPurify.sanitize(marked.parse(markdown, { async: false, gfm: true }), {
-        USE_PROFILES: { html: true },
-      }),
-    [markdown],
-  );
+  const html = useMemo(() => render(markdown, window.location.href), [markdown]);
   return <div className="prose" dangerouslySetInnerHTML={{ __html: html }} />;
 }
 
