@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { z } from 'zod';
 import type { ConnectorPlugin } from '../src/domains/automations/catalogue.ts';
-import { importFixture } from '../src/domains/workspace/import.ts';
+import { importFixture } from '../src/domains/import/import.ts';
 import { SCOPES } from '../src/domains/workspace/actor.ts';
 import { DATABASES } from './support/databases.ts';
 import { acme, connect, setup, type CallResult, type Harness, type ToolCaller } from './support/harness.ts';

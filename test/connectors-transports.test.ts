@@ -7,7 +7,7 @@ import type { Connection } from '../src/connectors/transport.ts';
 import { CONNECTOR_PLUGINS } from '../src/domains/automations/catalogue.ts';
 import { parseSecretKey, secretBox } from '../src/domains/connectors/secrets.ts';
 import { applySettings, effectiveSettings, missingSettings } from '../src/domains/connectors/settings.ts';
-import { StepError } from '../src/engine/values.ts';
+import { StepError } from '../src/errors.ts';
 import { githubStandIn, slackStandIn, type ServiceStandIn } from './support/connector-stand-ins.ts';
 
 async function stepError(call: Promise<unknown>): Promise<StepError> {

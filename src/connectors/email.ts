@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import nodemailer, { type SendMailOptions } from 'nodemailer';
-import { checkedAddresses } from '../engine/http-fetch.ts';
-import { StepError } from '../engine/values.ts';
+import { checkedAddresses } from '../net/http-fetch.ts';
+import { StepError } from '../errors.ts';
 import { outcomeFailure, type Attempt } from './failures.ts';
 import { CONNECTOR_CAPS, type Net } from './net.ts';
 import type { Connection, Transport } from './transport.ts';

@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http';
-import { StepError } from '../engine/values.ts';
+import { StepError } from '../errors.ts';
 import type { ConnectionError } from './net.ts';
 
 /**

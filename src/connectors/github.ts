@@ -1,5 +1,5 @@
 import { Octokit } from '@octokit/rest';
-import { StepError } from '../engine/values.ts';
+import { StepError } from '../errors.ts';
 import { answerFailure, connectionFailure, retryAfterMs, type Attempt } from './failures.ts';
 import { ConnectionError, guardedFetch, type Net } from './net.ts';
 import type { Connection, Transport } from './transport.ts';

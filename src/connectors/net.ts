@@ -7,8 +7,8 @@ import {
   urlProblem,
   type Hop,
   type Resolver,
-} from '../engine/http-fetch.ts';
-import { StepError } from '../engine/values.ts';
+} from '../net/http-fetch.ts';
+import { StepError } from '../errors.ts';
 
 /**
  * How connectors reach their services. Octokit and Slack's client are given `guardedFetch`, a

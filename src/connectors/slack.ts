@@ -7,7 +7,7 @@ import {
   WebClient,
   type Logger,
 } from '@slack/web-api';
-import { StepError } from '../engine/values.ts';
+import { StepError } from '../errors.ts';
 import { answerFailure, connectionFailure, outcomeFailure, type Attempt, type Outcome } from './failures.ts';
 import { ConnectionError, guardedFetch, type Net } from './net.ts';
 import type { Connection, Transport } from './transport.ts';

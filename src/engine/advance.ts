@@ -4,16 +4,14 @@ import type { FlowPlan } from '../domains/automations/plan.ts';
 import { TERMINAL_RUN } from '../domains/automations/runs.ts';
 import type { Dialect } from '../storage/db.ts';
 import { SCOPES, type Actor } from '../domains/workspace/actor.ts';
-import { DomainError } from '../errors.ts';
+import { DomainError, LimitError, StepError } from '../errors.ts';
 import { runFinisher } from './finish.ts';
 import { storedInput } from './inputs.ts';
 import { runWithAutomation, type LiveRun } from './live-run.ts';
 import { retryRows } from './retry.ts';
-import { LimitError } from './limits.ts';
 import { LeaseLost, type ErrorCode, type RunRow, type RunState } from './run-state.ts';
 import { nodeKind } from './steps/index.ts';
 import type { StepEnv, StartTask } from './steps/context.ts';
-import { StepError } from './values.ts';
 import { walk, type Task, type Walk } from './walker.ts';
 
 /** How a worker took a run: the job's due time when it was claimed (a later wake changes it). */

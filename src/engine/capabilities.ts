@@ -1,16 +1,15 @@
 import { postMessage } from '../domains/workspace/messages.ts';
 import type { Transaction } from 'kysely';
-import { DomainError } from '../errors.ts';
+import { DomainError, StepError } from '../errors.ts';
 import type { Actor } from '../domains/workspace/actor.ts';
 import type { EventOrigin } from '../domains/automations/events.ts';
-import { conversationFor } from '../domains/workspace/access.ts';
+import { conversationFor } from '../domains/policies/artifacts.ts';
 import type { Database } from '../storage/schema.ts';
 import type { Services } from '../services.ts';
 import { redact } from '../connectors/failures.ts';
 import { transportCall } from '../connectors/index.ts';
 import { CONNECTOR_PLUGINS, type Capability } from '../domains/automations/catalogue.ts';
-import { httpCall, type Resolver } from './http-fetch.ts';
-import { StepError } from './values.ts';
+import { httpCall, type Resolver } from '../net/http-fetch.ts';
 
 /** What a capability call knows about the run it belongs to. */
 export interface CallContext {

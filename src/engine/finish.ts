@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { FlowPlan } from '../domains/automations/plan.ts';
 import { TERMINAL_RUN, wake } from '../domains/automations/runs.ts';
 import { notify } from '../domains/activity/notify.ts';
-import type { Db } from '../domains/workspace/access.ts';
+import type { Db } from '../storage/schema.ts';
 import type { Dialect } from '../storage/db.ts';
 import { perTurn } from './per-turn.ts';
 import { LeaseLost, type NodeStore, type RunState } from './run-state.ts';

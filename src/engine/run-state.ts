@@ -1,8 +1,8 @@
 import type { Selectable } from 'kysely';
-import type { Db } from '../domains/workspace/access.ts';
-import type { AutomationTable, RunTable } from '../storage/schema.ts';
+import type { Db, AutomationTable, RunTable } from '../storage/schema.ts';
 import type { Actor } from '../domains/workspace/actor.ts';
-import { LimitError, storedOutput, type RunLimits } from './limits.ts';
+import { LimitError } from '../errors.ts';
+import { storedOutput, type RunLimits } from './limits.ts';
 import { knownOutput, type NodeRow } from './walker.ts';
 
 /**

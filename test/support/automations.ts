@@ -7,7 +7,7 @@ import type { CallContext } from '../../src/engine/capabilities.ts';
 import type { Engine } from '../../src/engine/engine.ts';
 import type { Actor } from '../../src/domains/workspace/actor.ts';
 import { SCOPES } from '../../src/domains/workspace/actor.ts';
-import { importFixture } from '../../src/domains/workspace/import.ts';
+import { importFixture } from '../../src/domains/import/import.ts';
 import { dropPgSchema } from '../../src/storage/db.ts';
 import { openServices, type ServiceOptions, type Services } from '../../src/services.ts';
 import { PG_URL, type TestDatabase } from './databases.ts';

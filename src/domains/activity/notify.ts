@@ -1,5 +1,5 @@
 import { newId } from '../../ids.ts';
-import type { Db } from '../workspace/access.ts';
+import type { Db } from '../../storage/schema.ts';
 
 /** What a notification says, to whom, and about what. */
 export interface Notice {

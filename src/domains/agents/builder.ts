@@ -1,5 +1,5 @@
 import type { ModelMessage } from 'ai';
-import { chat } from '../../engine/model.ts';
+import { chat } from '../../model/model.ts';
 import { DomainError } from '../../errors.ts';
 import type { PlanError } from '../automations/validate.ts';
 import { parseBuilderAnswer } from './builder-answer.ts';

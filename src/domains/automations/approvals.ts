@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import { DomainError, invalid } from '../../errors.ts';
 import { newId } from '../../ids.ts';
-import type { ApprovalTable, AutomationTable, RunTable } from '../../storage/schema.ts';
+import type { ApprovalTable, AutomationTable, RunTable, Db } from '../../storage/schema.ts';
 import { notify } from '../activity/notify.ts';
 import type { Deps } from '../deps.ts';
 import {
@@ -10,8 +10,7 @@ import {
   DEFAULT_APPROVERS,
   requireDecide,
   type Approvers,
-  type Db,
-} from '../policies/index.ts';
+} from '../policies/approvals.ts';
 import type { Actor } from '../workspace/actor.ts';
 import { optionalString } from './args.ts';
 import { wake } from './runs.ts';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { Db } from '../workspace/access.ts';
+import type { Db } from '../../storage/schema.ts';
+import { HTTP_CAPS } from '../../net/http-fetch.ts';
 import { WORKSPACE_EVENTS } from './plan.ts';
 
 /**
@@ -52,9 +53,6 @@ const documentRow = z.object({
   version: z.number(),
   characters: z.number().optional(),
 });
-
-/** The caps on one http.get or http.post call (the engine's http-fetch.ts applies them). */
-export const HTTP_CAPS = { bodyBytes: 1_000_000, seconds: 15, redirects: 5 } as const;
 
 const HTTP_RULES =
   'Inside addresses (loopback, private, link-local, cloud metadata, multicast, broadcast, ' +

@@ -1,5 +1,5 @@
 import { DomainError } from '../../errors.ts';
-import type { Db } from '../workspace/access.ts';
+import type { Db } from '../../storage/schema.ts';
 import type { Actor } from '../workspace/actor.ts';
 import type { Catalogue } from './catalogue.ts';
 import type { AutomationsContext } from './context.ts';

@@ -1,5 +1,5 @@
 import type { Deps } from '../deps.ts';
-import type { Db } from '../workspace/access.ts';
+import type { Db } from '../../storage/schema.ts';
 import type { Actor } from '../workspace/actor.ts';
 import { allPlugins, loadCatalogue, type Catalogue, type ConnectorPlugin } from './catalogue.ts';
 

@@ -1,5 +1,5 @@
 import { DomainError, invalid } from '../../errors.ts';
-import { automationFor, requireControl } from '../policies/index.ts';
+import { automationFor, requireControl } from '../policies/automations.ts';
 import type { Actor } from '../workspace/actor.ts';
 import { personName } from '../workspace/artifacts.ts';
 import { optionalBoolean } from './args.ts';

@@ -1,9 +1,8 @@
 import type { Selectable } from 'kysely';
 import { DomainError, invalid } from '../../errors.ts';
 import { newId } from '../../ids.ts';
-import type { FlowTable, FlowVersionTable } from '../../storage/schema.ts';
-import { automationFor, isAdmin, requireControl, type AutomationAccess } from '../policies/index.ts';
-import type { Db } from '../workspace/access.ts';
+import type { FlowTable, FlowVersionTable, Db } from '../../storage/schema.ts';
+import { automationFor, isAdmin, requireControl, type AutomationAccess } from '../policies/automations.ts';
 import type { Actor } from '../workspace/actor.ts';
 import { personName } from '../workspace/artifacts.ts';
 import { optionalBoolean, optionalString } from './args.ts';

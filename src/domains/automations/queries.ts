@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import { invalid } from '../../errors.ts';
 import type { AutomationTable } from '../../storage/schema.ts';
-import { automationFor, isAdmin } from '../policies/index.ts';
+import { automationFor, isAdmin } from '../policies/automations.ts';
 import type { Actor } from '../workspace/actor.ts';
 import { personName } from '../workspace/artifacts.ts';
 import { optionalBoolean } from './args.ts';

@@ -1,7 +1,6 @@
 import type { Selectable } from 'kysely';
 import { newId } from '../../ids.ts';
-import type { AutomationTable, RunTable } from '../../storage/schema.ts';
-import type { Db } from '../workspace/access.ts';
+import type { AutomationTable, RunTable, Db } from '../../storage/schema.ts';
 
 type AutomationRow = Selectable<AutomationTable>;
 

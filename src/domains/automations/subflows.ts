@@ -1,5 +1,5 @@
-import type { Db } from '../workspace/access.ts';
-import { automationFor, controllers, type Person } from './access.ts';
+import type { Db } from '../../storage/schema.ts';
+import { automationFor, controllers, type Person } from '../policies/automations.ts';
 import type { PlanSummary } from './steps.ts';
 
 /** How many automations a walk through subflows reads at most before it gives up. */

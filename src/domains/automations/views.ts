@@ -1,7 +1,9 @@
 import { invalid } from '../../errors.ts';
 import type { Deps } from '../deps.ts';
 import type { ActedBy, Actor } from '../workspace/actor.ts';
-import { automationFor, decider, mayDecide, parseApprovers, type Db } from '../policies/index.ts';
+import { automationFor } from '../policies/automations.ts';
+import { decider, mayDecide, parseApprovers } from '../policies/approvals.ts';
+import type { Db } from '../../storage/schema.ts';
 import { planDiff, type PlanDiff } from './plan-diff.ts';
 import type { FlowPlan, PlanNode, Trigger, WriteApproval } from './plan.ts';
 import { iso, runDetail } from './runs.ts';

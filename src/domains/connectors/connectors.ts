@@ -1,6 +1,6 @@
 import { DomainError, invalid } from '../../errors.ts';
 import { newId } from '../../ids.ts';
-import { isAdmin } from '../automations/access.ts';
+import { isAdmin } from '../policies/automations.ts';
 import { CONNECTOR_PLUGINS, pluginOfProvider, providerName } from '../automations/catalogue.ts';
 import type { Deps } from '../deps.ts';
 import type { Actor } from '../workspace/actor.ts';

@@ -12,7 +12,7 @@ import {
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { z } from 'zod';
 import type { Capability } from '../domains/automations/catalogue.ts';
-import { StepError } from './values.ts';
+import { StepError } from '../errors.ts';
 
 /** An OpenAI-compatible endpoint (TANDEM_MODEL_URL, TANDEM_MODEL_KEY, TANDEM_MODEL). */
 export interface ModelConfig {

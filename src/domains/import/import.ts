@@ -6,9 +6,9 @@ import type { Deps } from '../deps.ts';
 import { applySettings } from '../connectors/settings.ts';
 import { settingsColumns } from '../connectors/store.ts';
 import type { SecretBox } from '../connectors/secrets.ts';
-import { insertArtifact, type ArtifactType } from './artifacts.ts';
+import { insertArtifact, type ArtifactType } from '../workspace/artifacts.ts';
 import { describeFixtureErrors, fixtureSchema, type FixtureWorkspace } from './fixture.ts';
-import type { Db } from './access.ts';
+import type { Db } from '../../storage/schema.ts';
 
 export interface ImportedWorkspace {
   id: string;

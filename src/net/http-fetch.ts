@@ -5,10 +5,8 @@ import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { pipeline, type Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import { HTTP_CAPS } from '../domains/automations/catalogue.ts';
 import { insideAddress, isMetadataHost } from './http-address.ts';
-import { LimitError } from './limits.ts';
-import { StepError } from './values.ts';
+import { LimitError, StepError } from '../errors.ts';
 
 /**
  * The http.get and http.post capabilities. Every hop's host is resolved once, every address it
@@ -17,6 +15,9 @@ import { StepError } from './values.ts';
  * here, each hop checked again. The body is read as it streams and the exchange is stopped the
  * moment it passes its byte or time cap.
  */
+
+/** The caps on one http.get or http.post call (the http capabilities say them in their descriptions). */
+export const HTTP_CAPS = { bodyBytes: 1_000_000, seconds: 15, redirects: 5 } as const;
 
 /** Bytes of one response body (after decompression). */
 export const MAX_BODY_BYTES = HTTP_CAPS.bodyBytes;
