@@ -15,8 +15,8 @@ import {
   TRANSFORM_OPS,
   trigger as triggerSchema,
   writeApproval as writeApprovalSchema,
-} from '../src/domains/automations/plan.ts';
-import { validatePlan, type ValidationContext } from '../src/domains/automations/validate.ts';
+} from '../src/flowplan/plan.ts';
+import { validatePlan, type ValidationContext } from '../src/flowplan/validate.ts';
 
 /*
  * What describe_capabilities advertises (JSON Schema, checked here with ajv as any client would)

@@ -1,6 +1,6 @@
 import { log } from '../observability/log.ts';
 import { pickupSeconds } from '../observability/metrics.ts';
-import type { FlowPlan } from '../domains/automations/plan.ts';
+import type { FlowPlan } from '../flowplan/plan.ts';
 import { TERMINAL_RUN } from '../domains/automations/runs.ts';
 import type { Dialect } from '../storage/db.ts';
 import { SCOPES, type Actor } from '../domains/workspace/actor.ts';
@@ -8,7 +8,8 @@ import { DomainError, LimitError, StepError } from '../errors.ts';
 import { runFinisher } from './finish.ts';
 import { storedInput } from './inputs.ts';
 import { runWithAutomation, type LiveRun } from './live-run.ts';
-import { retryRows } from './retry.ts';
+import { retryRows } from '../flowplan/rerun.ts';
+import { retryWait } from '../flowplan/retry.ts';
 import { LeaseLost, type ErrorCode, type RunRow, type RunState } from './run-state.ts';
 import { nodeKind } from './steps/index.ts';
 import type { StepEnv, StartTask } from './steps/context.ts';
@@ -284,14 +285,14 @@ export function advancer(env: AdvanceEnv) {
       const known = error instanceof StepError || error instanceof DomainError;
       const message = known ? error.message : `unexpected error: ${(error as Error).message}`;
       if (!known) log.error({ err: error, node: key }, 'a step failed unexpectedly');
-      const retry = node.kind === 'capability' ? node.retry : undefined;
       const code = errorCodeOf(error);
       // A step error says whether trying again can help; one that says it cannot is not retried.
-      const final = error instanceof StepError && error.retryable === false;
-      if (retry && attempt < retry.max_attempts && !final && code !== 'outcome_unknown' && code !== 'limit') {
-        const backoff = (retry.backoff_s ?? 1) * 1000 * 2 ** (attempt - 1);
-        const asked = (error as { retryAfterMs?: unknown }).retryAfterMs;
-        const wait = typeof asked === 'number' && asked > backoff ? asked : backoff;
+      const wait = retryWait(node.kind === 'capability' ? node.retry : undefined, attempt, {
+        final: error instanceof StepError && error.retryable === false,
+        code,
+        retryAfterMs: (error as { retryAfterMs?: unknown }).retryAfterMs,
+      });
+      if (wait !== undefined) {
         await store.write(db, state, key, node.id, {
           status: 'pending',
           error: message,

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { FlowPlan } from '../domains/automations/plan.ts';
+import type { FlowPlan } from '../flowplan/plan.ts';
 import { TERMINAL_RUN, wake } from '../domains/automations/runs.ts';
 import { notify } from '../domains/activity/notify.ts';
 import type { Db } from '../storage/schema.ts';

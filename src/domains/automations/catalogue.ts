@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Db } from '../../storage/schema.ts';
 import { HTTP_CAPS } from '../../net/http-fetch.ts';
-import { WORKSPACE_EVENTS } from './plan.ts';
+import { WORKSPACE_EVENTS } from '../../flowplan/plan.ts';
 
 /**
  * Capabilities are grouped in namespaces. The built-in namespaces need no outside service; the

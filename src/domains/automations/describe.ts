@@ -12,7 +12,7 @@ import {
   trigger,
   WORKSPACE_EVENTS,
   writeApproval,
-} from './plan.ts';
+} from '../../flowplan/plan.ts';
 
 /** describe_capabilities output beyond this many bytes sheds the tail namespaces' schemas. */
 export const DESCRIBE_BUDGET_BYTES = 90_000;

@@ -7,7 +7,7 @@ import { automationFor, requireControl, type AutomationAccess } from '../policie
 import { actedBy, type Actor } from '../workspace/actor.ts';
 import { failedPlan, storedSummary, validateFor, type StoredSummary } from './checks.ts';
 import type { AutomationsContext } from './context.ts';
-import type { WriteApproval } from './plan.ts';
+import type { WriteApproval } from '../../flowplan/plan.ts';
 
 /*
  * Draft versions: storing one (`draftVersion`), the person's unpublished drafts (`draftsService`)

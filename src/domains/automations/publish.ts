@@ -9,10 +9,10 @@ import { optionalBoolean, optionalString } from './args.ts';
 import { failedPlan, personalConnectorProblems, validateFor } from './checks.ts';
 import type { AutomationsContext, Notify, Scope } from './context.ts';
 import { checkDraftTarget, draftNotFound } from './drafts.ts';
-import type { FlowPlan, Trigger, WriteApproval } from './plan.ts';
+import type { FlowPlan, Trigger, WriteApproval } from '../../flowplan/plan.ts';
 import { postToSession } from './session.ts';
-import { checkTrigger, nextFireAt, triggerText } from './triggers.ts';
-import type { PlanError } from './validate.ts';
+import { checkTrigger, nextFireAt, triggerText } from '../../flowplan/triggers.ts';
+import type { PlanError } from '../../flowplan/validate.ts';
 
 const MAX_COOLDOWN_S = 30 * 24 * 3600;
 

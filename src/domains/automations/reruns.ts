@@ -1,4 +1,4 @@
-import { stepsRunAgain } from '../../engine/retry.ts';
+import { stepsRunAgain } from '../../flowplan/rerun.ts';
 import { DomainError, invalid } from '../../errors.ts';
 import type { Deps } from '../deps.ts';
 import { automationFor, requireControl } from '../policies/automations.ts';
@@ -6,7 +6,7 @@ import type { Db } from '../../storage/schema.ts';
 import type { Actor } from '../workspace/actor.ts';
 import { personName } from '../workspace/artifacts.ts';
 import type { StoredSummary } from './automations.ts';
-import type { FlowPlan, PlanNode } from './plan.ts';
+import type { FlowPlan, PlanNode } from '../../flowplan/plan.ts';
 import { queueRun, TERMINAL_RUN } from './runs.ts';
 
 /**

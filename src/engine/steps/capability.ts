@@ -1,5 +1,5 @@
 import type { Capability } from '../../domains/automations/catalogue.ts';
-import type { PlanNode } from '../../domains/automations/plan.ts';
+import type { PlanNode } from '../../flowplan/plan.ts';
 import { atMostOnce, implementationOf, type CallContext } from '../capabilities.ts';
 import { callModel } from '../../model/model.ts';
 import type { RunState } from '../run-state.ts';

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Capability } from '../../domains/automations/catalogue.ts';
-import type { PlanNode } from '../../domains/automations/plan.ts';
+import type { PlanNode } from '../../flowplan/plan.ts';
 import { postToSession } from '../../domains/automations/session.ts';
 import type { Db, Database } from '../../storage/schema.ts';
 import type { Services } from '../../services.ts';

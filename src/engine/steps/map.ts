@@ -1,4 +1,4 @@
-import { MAX_MAP_ITEMS } from '../../domains/automations/plan.ts';
+import { MAX_MAP_ITEMS } from '../../flowplan/plan.ts';
 import { checkLength } from '../limits.ts';
 import { LimitError, StepError } from '../../errors.ts';
 import { bodySize, resolve } from '../walker.ts';

@@ -1,5 +1,16 @@
-import type { FlowPlan, PlanNode } from '../domains/automations/plan.ts';
-import type { NodeRow } from './walker.ts';
+import type { FlowPlan, PlanNode } from './plan.ts';
+
+/** What a retry reads of a step of the run it repeats (the engine's node rows have these fields). */
+export interface StepRow {
+  run_id: string;
+  node_key: string;
+  status: string;
+  output_json: string | null;
+  error: string | null;
+  error_code: string | null;
+  wait_until: number | null;
+  finished_at: number | null;
+}
 
 /** The plan node a run node's key names (`map[3].step` is `step` in the body of `map`). */
 export function planNodeAt(plan: FlowPlan, key: string): PlanNode | undefined {
@@ -24,7 +35,7 @@ function enclosingMaps(key: string): string[] {
   return maps;
 }
 
-const hasItems = (row: NodeRow) => row.output_json !== null && row.output_json.startsWith('{"items":');
+const hasItems = (row: StepRow) => row.output_json !== null && row.output_json.startsWith('{"items":');
 
 /**
  * What a retry starts from: the finished steps of the run it repeats, under its own id. Steps that
@@ -32,8 +43,8 @@ const hasItems = (row: NodeRow) => row.output_json !== null && row.output_json.s
  * failed or was cut off goes on from its items, its finished items kept; every other step — the one
  * that failed and all after it — runs again. Skips are worked out afresh by the walk.
  */
-export function retryRows(plan: FlowPlan, rows: readonly NodeRow[], runId: string): NodeRow[] {
-  const kept = new Map<string, NodeRow>();
+export function retryRows<Row extends StepRow>(plan: FlowPlan, rows: readonly Row[], runId: string): Row[] {
+  const kept = new Map<string, Row>();
   for (const row of rows) {
     const node = planNodeAt(plan, row.node_key);
     if (!node) continue;
@@ -63,7 +74,7 @@ export function retryRows(plan: FlowPlan, rows: readonly NodeRow[], runId: strin
  * each top-level step with no finished row kept, and every step in the body of a map that goes on
  * (for the items that did not finish).
  */
-export function stepsRunAgain(plan: FlowPlan, rows: readonly NodeRow[]): PlanNode[] {
+export function stepsRunAgain(plan: FlowPlan, rows: readonly StepRow[]): PlanNode[] {
   const done = new Set(
     retryRows(plan, rows, '')
       .filter((r) => r.status !== 'running')

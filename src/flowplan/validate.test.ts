@@ -7,9 +7,9 @@ import {
   type ConnectorEntry,
   type ConnectorPlugin,
   type NamespaceState,
-} from './catalogue.ts';
+} from '../domains/automations/catalogue.ts';
 import type { Binding, FlowPlan } from './plan.ts';
-import { summarise } from './steps.ts';
+import { summarise } from './summary.ts';
 import {
   validatePlan,
   type PlanError,

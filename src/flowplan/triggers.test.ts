@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { DomainError } from '../../errors.ts';
+import { DomainError } from '../errors.ts';
 import {
   BUILTIN_PLUGINS,
   Catalogue,
   CONNECTOR_PLUGINS,
   type ConnectorEntry,
   type NamespaceState,
-} from './catalogue.ts';
+} from '../domains/automations/catalogue.ts';
 import type { Trigger } from './plan.ts';
 import { canonicalZone, checkTrigger, nextFireAt } from './triggers.ts';
 
