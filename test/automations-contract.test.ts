@@ -7,7 +7,7 @@ import {
   Catalogue,
   CONNECTOR_PLUGINS,
   type NamespaceState,
-} from '../src/domains/automations/catalogue.ts';
+} from '../src/capabilities/catalogue.ts';
 import { flowPlanContract } from '../src/domains/automations/describe.ts';
 import {
   NODE_KINDS,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { z } from 'zod';
-import type { ConnectorPlugin } from '../src/domains/automations/catalogue.ts';
+import type { ConnectorPlugin } from '../src/capabilities/capability.ts';
 import { importFixture } from '../src/domains/import/import.ts';
 import { SCOPES } from '../src/domains/workspace/actor.ts';
 import { DATABASES } from './support/databases.ts';

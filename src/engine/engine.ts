@@ -6,7 +6,7 @@ import { pruneEvents, type IncomingEvent } from '../domains/automations/events.t
 import { newId } from '../ids.ts';
 import type { Services } from '../services.ts';
 import { advancer } from './advance.ts';
-import type { Impl } from './capabilities.ts';
+import type { Impl } from '../capabilities/capability.ts';
 import type { Resolver } from '../net/http-fetch.ts';
 import { pgDispatcher, type Dispatcher } from './dispatch-pg.ts';
 import { DEFAULT_LIMITS, pacer, type RunLimits } from './limits.ts';

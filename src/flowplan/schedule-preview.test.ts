@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DomainError } from '../errors.ts';
-import { Catalogue } from '../domains/automations/catalogue.ts';
+import { Catalogue } from '../capabilities/catalogue.ts';
 import type { Trigger } from './plan.ts';
 import { previewTrigger, schedulePreview } from './schedule-preview.ts';
 import { checkTrigger } from './triggers.ts';

@@ -1,4 +1,4 @@
-import type { Catalogue } from '../domains/automations/catalogue.ts';
+import type { Catalogue } from '../capabilities/catalogue.ts';
 import type { ScheduleFields, Trigger } from './plan.ts';
 import { checkTrigger, nextFireAt, triggerText } from './triggers.ts';
 

@@ -1,4 +1,4 @@
-import type { Catalogue } from '../domains/automations/catalogue.ts';
+import type { Catalogue } from '../capabilities/catalogue.ts';
 import {
   DEFAULT_APPROVAL_TIMEOUT_S,
   TRANSFORM_OPS,

@@ -7,7 +7,7 @@ import {
   CONNECTOR_PLUGINS,
   type ConnectorEntry,
   type NamespaceState,
-} from '../domains/automations/catalogue.ts';
+} from '../capabilities/catalogue.ts';
 import type { Trigger } from './plan.ts';
 import { canonicalZone, checkTrigger, nextFireAt } from './triggers.ts';
 

@@ -1,6 +1,6 @@
 import { Cron } from 'croner';
 import { invalid } from '../errors.ts';
-import type { Catalogue } from '../domains/automations/catalogue.ts';
+import type { Catalogue } from '../capabilities/catalogue.ts';
 import { describeIssues, isObject, withArticle } from './issues.ts';
 import { FREQUENCIES, trigger as triggerSchema, type ScheduleFields, type Trigger } from './plan.ts';
 

@@ -5,9 +5,9 @@ import {
   Catalogue,
   CONNECTOR_PLUGINS,
   type ConnectorEntry,
-  type ConnectorPlugin,
   type NamespaceState,
-} from '../domains/automations/catalogue.ts';
+} from '../capabilities/catalogue.ts';
+import type { ConnectorPlugin } from '../capabilities/capability.ts';
 import type { Binding, FlowPlan } from './plan.ts';
 import { summarise } from './summary.ts';
 import {

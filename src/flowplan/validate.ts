@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Catalogue } from '../domains/automations/catalogue.ts';
+import type { Catalogue } from '../capabilities/catalogue.ts';
 import { describeIssues, isObject, pathText, withArticle, type PathPart } from './issues.ts';
 import {
   edge as edgeSchema,

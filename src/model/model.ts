@@ -11,7 +11,7 @@ import {
 } from 'ai';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { z } from 'zod';
-import type { Capability } from '../domains/automations/catalogue.ts';
+import type { Capability } from '../capabilities/capability.ts';
 import { StepError } from '../errors.ts';
 
 /** An OpenAI-compatible endpoint (TANDEM_MODEL_URL, TANDEM_MODEL_KEY, TANDEM_MODEL). */

@@ -1,7 +1,7 @@
 import { DomainError } from '../../errors.ts';
 import type { Db } from '../../storage/schema.ts';
 import type { Actor } from '../workspace/actor.ts';
-import type { Catalogue } from './catalogue.ts';
+import type { Catalogue } from '../../capabilities/catalogue.ts';
 import type { AutomationsContext } from './context.ts';
 import type { PathPart } from '../../flowplan/issues.ts';
 import type { FlowPlan, PlanNode, WriteApproval } from '../../flowplan/plan.ts';

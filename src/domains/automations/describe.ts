@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { invalid } from '../../errors.ts';
-import type { Catalogue, Capability } from './catalogue.ts';
+import type { Catalogue } from '../../capabilities/catalogue.ts';
+import type { Capability } from '../../capabilities/capability.ts';
 import {
   binding,
   MAX_NODES,

@@ -1,6 +1,6 @@
-import type { Capability } from '../../domains/automations/catalogue.ts';
+import type { Capability, CallContext } from '../../capabilities/capability.ts';
 import type { PlanNode } from '../../flowplan/plan.ts';
-import { atMostOnce, implementationOf, type CallContext } from '../capabilities.ts';
+import { atMostOnce, implementationOf } from '../../capabilities/catalogue.ts';
 import { callModel } from '../../model/model.ts';
 import type { RunState } from '../run-state.ts';
 import { StepError } from '../../errors.ts';

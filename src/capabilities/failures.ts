@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { StepError } from '../errors.ts';
-import type { ConnectionError } from './net.ts';
+import type { ConnectionError } from '../net/guarded-fetch.ts';
 
 /**
  * How a connector call's failure becomes the node's error, the same for every service: rate

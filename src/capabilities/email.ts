@@ -1,10 +1,12 @@
 import { isIP } from 'node:net';
 import nodemailer, { type SendMailOptions } from 'nodemailer';
+import { z } from 'zod';
 import { checkedAddresses } from '../net/http-fetch.ts';
-import { StepError } from '../errors.ts';
+import { invalid, StepError } from '../errors.ts';
+import { CONNECTOR_CAPS, type Net } from '../net/guarded-fetch.ts';
+import { defineConnectorCapability, defineNamespace, type Connection } from './capability.ts';
 import { outcomeFailure, type Attempt } from './failures.ts';
-import { CONNECTOR_CAPS, type Net } from './net.ts';
-import type { Connection, Transport } from './transport.ts';
+import { nonEmpty, WEBHOOK_SECRET, type Field, type ProviderSettings } from './settings.ts';
 
 /**
  * E-mail through Nodemailer over SMTP (`smtp_url`: `smtps://host:465` for TLS from the start,
@@ -112,14 +114,123 @@ async function send(connection: Connection, net: Net, message: SendMailOptions) 
   }
 }
 
-export const email: Transport = {
-  async send(input, connection, net) {
-    const info = await send(connection, net, {
-      from: connection.settings.from,
-      to: input.to as string[],
-      subject: String(input.subject),
-      text: String(input.body),
-    });
-    return { message_id: String(info.messageId ?? '') };
+/** `smtp://host[:port]` or `smtps://host[:port]`, credentials taken out (they are settings of their own). */
+export function splitSmtpUrl(value: string): { url: string; username?: string; password?: string } {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw invalid('smtp_url must be a URL such as smtps://smtp.example.com:465');
+  }
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:')
+    throw invalid('smtp_url must start with smtp:// (STARTTLS) or smtps:// (TLS)');
+  if (url.hostname === '') throw invalid('smtp_url must name a host');
+  if (url.port !== '' && !/^\d+$/.test(url.port)) throw invalid('smtp_url has a port that is not a number');
+  const username = decodeURIComponent(url.username);
+  const password = decodeURIComponent(url.password);
+  return {
+    url: `${url.protocol}//${url.host}`,
+    ...(username ? { username } : {}),
+    ...(password ? { password } : {}),
+  };
+}
+
+const sender = z.union([z.email(), z.string().regex(/^[^<>]*<[^<>\s]+@[^<>\s]+>$/)]);
+function from(value: string) {
+  if (!sender.safeParse(value.trim()).success)
+    throw invalid('from must be an e-mail address, or a name and one: Ada <ada@example.com>');
+  return value.trim();
+}
+
+const smtpFields = (passwordWords: string): Field[] => [
+  {
+    name: 'smtp_url',
+    secret: false,
+    describe:
+      'smtps://host:465 (TLS) or smtp://host:587 (STARTTLS, which a password needs unless the host is localhost); a user and password in it become username and password.',
+    parse: (value) => splitSmtpUrl(value).url,
+    carries: (value) => {
+      const { username, password } = splitSmtpUrl(value);
+      return { ...(username ? { username } : {}), ...(password ? { password } : {}) };
+    },
   },
-};
+  {
+    name: 'from',
+    secret: false,
+    describe: 'The sender: ada@example.com or Ada <ada@example.com>.',
+    parse: from,
+  },
+  {
+    name: 'username',
+    secret: false,
+    describe: 'The SMTP login; defaults to the from address.',
+    parse: nonEmpty('username'),
+  },
+  { name: 'password', secret: true, describe: passwordWords },
+  WEBHOOK_SECRET,
+];
+
+/** Plain SMTP, or a preset of a known host that signs in with the person's app password. */
+const emailLike = (
+  provider: string,
+  name: string,
+  passwordWords: string,
+  presetUrl?: string,
+): ProviderSettings => ({
+  provider,
+  name,
+  fields: smtpFields(passwordWords),
+  required: presetUrl ? ['smtp_url', 'from', 'password'] : ['smtp_url', 'from'],
+  defaults: presetUrl ? { smtp_url: presetUrl } : {},
+  // The SMTP login defaults to the sender's address.
+  fill: (settings) => {
+    if (settings.smtp_url && settings.password && !settings.username && settings.from)
+      settings.username = /<([^<>]+)>/.exec(settings.from)?.[1] ?? settings.from;
+  },
+});
+
+export const email = defineNamespace({
+  namespace: 'email',
+  name: 'Email',
+  connector: {
+    providers: ['email', 'gmail', 'outlook'],
+    events: ['received'],
+    settings: [
+      emailLike('email', 'Email', 'The SMTP password, if the server asks for one.'),
+      emailLike(
+        'gmail',
+        'Gmail',
+        'A Google app password (Google Account → Security → App passwords).',
+        'smtps://smtp.gmail.com:465',
+      ),
+      emailLike(
+        'outlook',
+        'Outlook',
+        'The account’s app password (Microsoft account → Security → App passwords).',
+        'smtp://smtp.office365.com:587',
+      ),
+    ],
+  },
+  capabilities: [
+    defineConnectorCapability({
+      name: 'send',
+      kind: 'write',
+      describe: 'Send a plain-text e-mail from the connection’s address (over its SMTP server).',
+      input: z.strictObject({
+        to: z.array(z.email()).min(1).max(50),
+        subject: z.string().min(1).max(998),
+        body: z.string().max(100_000),
+      }),
+      output: z.object({ message_id: z.string() }),
+      async call(input, connection, net) {
+        const info = await send(connection, net, {
+          from: connection.settings.from,
+          to: input.to as string[],
+          subject: String(input.subject),
+          text: String(input.body),
+        });
+        return { message_id: String(info.messageId ?? '') };
+      },
+    }),
+  ],
+});
