@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { Db, AutomationTable, RunTable } from '../storage/schema.ts';
 import type { Actor } from '../domains/workspace/actor.ts';
 import { LimitError } from '../errors.ts';
@@ -36,6 +36,38 @@ export interface RunState {
   /** Bytes of node outputs so far, and node executions so far (the run's caps). */
   bytes: number;
   nodes: number;
+}
+
+/** What a node row's key is, and the SQL type of each of its other columns (what a step changes). */
+const NODE_KEY = { run_id: 'text', node_key: 'text', node_id: 'text' } as const;
+const NODE_STATE_TYPES = {
+  status: 'text',
+  attempt: 'integer',
+  error: 'text',
+  error_code: 'text',
+  wait_until: 'bigint',
+  started_at: 'bigint',
+  finished_at: 'bigint',
+  output_json: 'text',
+  input_json: 'text',
+} as const;
+const NODE_STATE = Object.keys(NODE_STATE_TYPES) as (keyof typeof NODE_STATE_TYPES)[];
+const NODE_COLUMNS = { ...NODE_KEY, ...NODE_STATE_TYPES };
+
+/**
+ * On Postgres, the statement (for a common table expression) that stores `rows` of the runs
+ * `held` selects, as the store's own upserts do: the quiet end stores a run's last node states in
+ * the statement that lets go of its job and ends it.
+ */
+export function storeNodesOfHeldRuns(rows: NodeRow[], held: RawBuilder<unknown>): RawBuilder<unknown> {
+  const names = Object.keys(NODE_COLUMNS);
+  const typed = Object.entries(NODE_COLUMNS).map(([name, type]) => `${name} ${type}`);
+  return sql`insert into run_nodes (${sql.raw(names.join(', '))})
+        select ${sql.raw(names.map((n) => `n.${n}`).join(', '))}
+        from json_to_recordset(${JSON.stringify(rows)}::json) as n(${sql.raw(typed.join(', '))})
+        where n.run_id in (${held})
+        on conflict (run_id, node_key) do update set
+          ${sql.raw(NODE_STATE.map((c) => `${c} = excluded.${c}`).join(', '))}`;
 }
 
 const BASE = {
@@ -99,17 +131,9 @@ export function nodeStore({ workerId, leaseMs, limits }: NodeStoreOptions) {
         .insertInto('run_nodes')
         .values(rows.slice(i, i + 200))
         .onConflict((oc) =>
-          oc.columns(['run_id', 'node_key']).doUpdateSet((eb) => ({
-            status: eb.ref('excluded.status'),
-            attempt: eb.ref('excluded.attempt'),
-            error: eb.ref('excluded.error'),
-            error_code: eb.ref('excluded.error_code'),
-            wait_until: eb.ref('excluded.wait_until'),
-            started_at: eb.ref('excluded.started_at'),
-            finished_at: eb.ref('excluded.finished_at'),
-            output_json: eb.ref('excluded.output_json'),
-            input_json: eb.ref('excluded.input_json'),
-          })),
+          oc
+            .columns(['run_id', 'node_key'])
+            .doUpdateSet((eb) => Object.fromEntries(NODE_STATE.map((c) => [c, eb.ref(`excluded.${c}`)]))),
         )
         .execute();
     }

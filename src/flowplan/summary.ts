@@ -7,7 +7,7 @@ import {
   type FlowPlan,
   type PlanNode,
 } from './plan.ts';
-import { topologicalOrder } from './validate.ts';
+import { topologicalOrder } from './graph.ts';
 
 /** What a plan does, as the automations page shows it. */
 export interface PlanSummary {

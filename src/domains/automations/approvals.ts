@@ -244,3 +244,16 @@ export async function timeOutApproval(
   );
   return { status: 'skipped' };
 }
+
+/**
+ * A run that ended no longer waits: its pending approvals are cancelled, in the transaction that
+ * ends it (their cards stay as they were; the run's end is posted where it applies).
+ */
+export async function cancelPendingApprovals(trx: Db, runId: string): Promise<void> {
+  await trx
+    .updateTable('approvals')
+    .set({ status: 'cancelled' })
+    .where('run_id', '=', runId)
+    .where('status', '=', 'pending')
+    .execute();
+}
