@@ -12,10 +12,10 @@ import { flowPlanContract } from '../src/domains/automations/describe.ts';
 import {
   NODE_KINDS,
   plan as planSchema,
-  TRANSFORM_OPS,
-  trigger as triggerSchema,
   writeApproval as writeApprovalSchema,
 } from '../src/flowplan/plan.ts';
+import { TRANSFORM_OPS } from '../src/flowplan/transforms.ts';
+import { trigger as triggerSchema } from '../src/flowplan/triggers.ts';
 import { validatePlan, type ValidationContext } from '../src/flowplan/validate.ts';
 
 /*

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import { schedulePreview } from '../src/flowplan/schedule-preview.ts';
-import type { Trigger } from '../src/flowplan/plan.ts';
+import type { Trigger } from '../src/flowplan/triggers.ts';
 import {
   approval,
   capability,

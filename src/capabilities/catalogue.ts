@@ -1,4 +1,4 @@
-import { WORKSPACE_EVENTS } from '../flowplan/plan.ts';
+import { WORKSPACE_EVENTS } from '../flowplan/triggers.ts';
 import type { Call, Capability, ConnectorPlugin, Impl, Transport } from './capability.ts';
 import { comments } from './comments.ts';
 import { conversations } from './conversations.ts';

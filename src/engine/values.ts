@@ -1,4 +1,4 @@
-import type { TransformNode } from '../flowplan/plan.ts';
+import type { TransformNode } from '../flowplan/transforms.ts';
 import { StepError } from '../errors.ts';
 
 /** The value at a dot path (`items.0.title`; `""` is the whole value); undefined when absent. */

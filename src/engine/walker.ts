@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
-import type { Binding, Edge, FlowPlan, PlanNode } from '../flowplan/plan.ts';
+import type { Binding } from '../flowplan/bindings.ts';
+import type { Edge, FlowPlan, PlanNode } from '../flowplan/plan.ts';
 import { topologicalOrder } from '../flowplan/graph.ts';
 import type { RunNodeTable } from '../storage/schema.ts';
 import { valueAt } from './values.ts';

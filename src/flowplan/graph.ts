@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import type { Catalogue } from '../capabilities/catalogue.ts';
 import { isObject, type PathPart } from './issues.ts';
-import { TRANSFORM_OPS, type Binding, type Edge, type PlanNode } from './plan.ts';
+import { TRANSFORM_OPS } from './transforms.ts';
+import type { Binding } from './bindings.ts';
+import type { Edge, PlanNode } from './plan.ts';
 
 /** What a plan's graph is made of, as the validator, the summary and the engine read it. */
 

@@ -2,9 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DomainError } from '../errors.ts';
 import { Catalogue } from '../capabilities/catalogue.ts';
-import type { Trigger } from './plan.ts';
+import { type Trigger, checkTrigger } from './triggers.ts';
 import { previewTrigger, schedulePreview } from './schedule-preview.ts';
-import { checkTrigger } from './triggers.ts';
 
 describe('the schedule preview', () => {
   it('gives the next five runs in the trigger’s zone, with that zone’s offset across a clock change', () => {

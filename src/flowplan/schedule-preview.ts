@@ -1,6 +1,5 @@
 import type { Catalogue } from '../capabilities/catalogue.ts';
-import type { ScheduleFields, Trigger } from './plan.ts';
-import { checkTrigger, nextFireAt, triggerText } from './triggers.ts';
+import { type ScheduleFields, type Trigger, checkTrigger, nextFireAt, triggerText } from './triggers.ts';
 
 export interface Firing {
   /** The instant, ISO-8601 in UTC. */

@@ -1,12 +1,7 @@
 import type { Catalogue } from '../capabilities/catalogue.ts';
-import {
-  DEFAULT_APPROVAL_TIMEOUT_S,
-  TRANSFORM_OPS,
-  type Binding,
-  type Edge,
-  type FlowPlan,
-  type PlanNode,
-} from './plan.ts';
+import { DEFAULT_APPROVAL_TIMEOUT_S, type Edge, type FlowPlan, type PlanNode } from './plan.ts';
+import { TRANSFORM_OPS } from './transforms.ts';
+import type { Binding } from './bindings.ts';
 import { topologicalOrder } from './graph.ts';
 
 /** What a plan does, as the automations page shows it. */

@@ -8,8 +8,7 @@ import {
   type ConnectorEntry,
   type NamespaceState,
 } from '../capabilities/catalogue.ts';
-import type { Trigger } from './plan.ts';
-import { canonicalZone, checkTrigger, nextFireAt } from './triggers.ts';
+import { type Trigger, canonicalZone, checkTrigger, nextFireAt } from './triggers.ts';
 
 // ── helpers ─────────────────────────────────────────────────────────────────────────────────────
 

@@ -2,7 +2,80 @@ import { Cron } from 'croner';
 import { invalid } from '../errors.ts';
 import type { Catalogue } from '../capabilities/catalogue.ts';
 import { describeIssues, isObject, withArticle } from './issues.ts';
-import { FREQUENCIES, trigger as triggerSchema, type ScheduleFields, type Trigger } from './plan.ts';
+import { z } from 'zod';
+
+// ── trigger forms ───────────────────────────────────────────────────────────────────────────────
+
+export const FREQUENCIES = ['hourly', 'daily', 'weekdays', 'weekly'] as const;
+
+const weekday = z.number().int().min(1).max(7).describe('ISO weekday: 1 = Monday … 7 = Sunday.');
+const hour = z.number().int().min(0).max(23);
+const minute = z.number().int().min(0).max(59);
+const timezone = z.string().min(1).describe('An IANA time zone such as Europe/Berlin or UTC.');
+
+/** Each frequency takes exactly its fields, so the advertised shape refuses what publish refuses. */
+export const scheduleTrigger = z
+  .discriminatedUnion('frequency', [
+    z.strictObject({ kind: z.literal('schedule'), frequency: z.literal('hourly'), minute, timezone }),
+    z.strictObject({ kind: z.literal('schedule'), frequency: z.literal('daily'), hour, minute, timezone }),
+    z.strictObject({ kind: z.literal('schedule'), frequency: z.literal('weekdays'), hour, minute, timezone }),
+    z.strictObject({
+      kind: z.literal('schedule'),
+      frequency: z.literal('weekly'),
+      weekday,
+      hour,
+      minute,
+      timezone,
+    }),
+  ])
+  .describe(
+    'Fires at the given local time in timezone. Payload: {scheduled_for, fired_at, timezone}. A time in a DST gap fires at the first valid instant after it; in an overlap, once, at the first occurrence; hourly fires every 60 minutes of real time.',
+  );
+
+export const connectorEventTrigger = z
+  .strictObject({
+    kind: z.literal('connector_event'),
+    provider: z
+      .string()
+      .min(1)
+      .describe('A connected provider, or "workspace" for events of this workspace.'),
+    event: z.string().min(1).describe('An event the provider emits (see the namespaces and connectors).'),
+  })
+  .describe('Payload: {provider, event, data}.');
+
+export const githubEventTrigger = z
+  .strictObject({
+    kind: z.literal('github_event'),
+    event: z.string().min(1).describe('A GitHub webhook event such as pull_request or issues.'),
+    actions: z.array(z.string().min(1)).optional().describe('Actions to match (all when empty or absent).'),
+    repo: z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'must be owner/name')
+      .describe('owner/name'),
+  })
+  .describe('Payload: {event, action, repo, payload}.');
+
+export const trigger = z
+  .discriminatedUnion('kind', [scheduleTrigger, connectorEventTrigger, githubEventTrigger])
+  .meta({ id: 'Trigger' });
+export type Trigger = z.infer<typeof trigger>;
+/** A schedule with every field optional, for code that reads them whatever the frequency. */
+export type ScheduleFields = {
+  kind: 'schedule';
+  frequency: (typeof FREQUENCIES)[number];
+  weekday?: number;
+  hour?: number;
+  minute?: number;
+  timezone: string;
+};
+
+export const WORKSPACE_EVENTS = [
+  'document.created',
+  'document.edited',
+  'comment.created',
+  'comment.mentioned',
+  'page.written',
+] as const;
 
 type Schedule = ScheduleFields;
 
@@ -70,7 +143,7 @@ export function checkTrigger(raw: unknown, catalogue: Catalogue): TriggerCheck {
       throw invalid(problems.join('; '));
     }
   }
-  const parsed = triggerSchema.safeParse(raw);
+  const parsed = trigger.safeParse(raw);
   if (!parsed.success) {
     throw invalid(
       describeIssues(parsed.error.issues, ['trigger'])

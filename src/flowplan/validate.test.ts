@@ -8,7 +8,8 @@ import {
   type NamespaceState,
 } from '../capabilities/catalogue.ts';
 import type { ConnectorPlugin } from '../capabilities/capability.ts';
-import type { Binding, FlowPlan } from './plan.ts';
+import type { Binding } from './bindings.ts';
+import type { FlowPlan } from './plan.ts';
 import { summarise } from './summary.ts';
 import {
   validatePlan,

@@ -5,10 +5,9 @@ import { personName } from '../workspace/artifacts.ts';
 import { optionalBoolean } from './args.ts';
 import type { AutomationsContext } from './context.ts';
 import { deliverEvent, duplicateDelivery, recordEvent, type IncomingEvent } from './events.ts';
-import type { Trigger } from '../../flowplan/plan.ts';
+import { type Trigger, nextFireAt } from '../../flowplan/triggers.ts';
 import { cancelDryRuns, queueRun, wake } from './runs.ts';
 import { postToSession } from './session.ts';
-import { nextFireAt } from '../../flowplan/triggers.ts';
 
 /** What starts, stops and goes on: events in, runs now, pausing and resuming. Each tells the engine. */
 export function automationControls(ctx: AutomationsContext) {

@@ -9,9 +9,9 @@ import { optionalBoolean, optionalString } from './args.ts';
 import { failedPlan, personalConnectorProblems, validateFor } from './checks.ts';
 import type { AutomationsContext, Notify, Scope } from './context.ts';
 import { checkDraftTarget, draftNotFound } from './drafts.ts';
-import type { FlowPlan, Trigger, WriteApproval } from '../../flowplan/plan.ts';
+import type { FlowPlan, WriteApproval } from '../../flowplan/plan.ts';
+import { type Trigger, checkTrigger, nextFireAt, triggerText } from '../../flowplan/triggers.ts';
 import { postToSession } from './session.ts';
-import { checkTrigger, nextFireAt, triggerText } from '../../flowplan/triggers.ts';
 import type { PlanError } from '../../flowplan/validate.ts';
 
 const MAX_COOLDOWN_S = 30 * 24 * 3600;

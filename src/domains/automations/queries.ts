@@ -8,7 +8,8 @@ import { optionalBoolean } from './args.ts';
 import type { StoredSummary } from './checks.ts';
 import type { AutomationsContext, Notify, Scope } from './context.ts';
 import { describeCapabilities, type DescribeArgs } from './describe.ts';
-import type { FlowPlan, Trigger, WriteApproval } from '../../flowplan/plan.ts';
+import type { FlowPlan, WriteApproval } from '../../flowplan/plan.ts';
+import type { Trigger } from '../../flowplan/triggers.ts';
 import { iso, latestRuns, runDetail } from './runs.ts';
 import { subflowTargetsFor } from './subflows.ts';
 
