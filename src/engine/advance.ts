@@ -14,6 +14,7 @@ import { LeaseLost, type ErrorCode, type RunRow, type RunState } from './run-sta
 import { nodeKind } from './steps/index.ts';
 import type { StepEnv, StartTask } from './steps/context.ts';
 import { walk, type Task, type Walk } from './walker.ts';
+import { dropJobs, letGo } from '../queue/jobs.ts';
 
 /** How a worker took a run: the job's due time when it was claimed (a later wake changes it). */
 export interface Claim {
@@ -189,7 +190,7 @@ export function advancer(env: AdvanceEnv) {
   async function liveRun(runId: string, read?: LiveRun) {
     const live = read ?? (await runWithAutomation(db, runId));
     if (!live || TERMINAL_RUN.has(live.run.status)) {
-      await db.deleteFrom('jobs').where('run_id', '=', runId).execute();
+      await dropJobs(db, [runId]);
       return null;
     }
     return live;
@@ -329,33 +330,7 @@ export function advancer(env: AdvanceEnv) {
    * the job stays due as the wake set it.
    */
   async function release(claim: Claim, at: number | null): Promise<void> {
-    const mine = db
-      .updateTable('jobs')
-      .where('run_id', '=', claim.runId)
-      .where('locked_by', '=', env.workerId);
-    if (at === null) {
-      await db
-        .deleteFrom('jobs')
-        .where('run_id', '=', claim.runId)
-        .where('locked_by', '=', env.workerId)
-        .where('available_at', '=', claim.availableAt)
-        .execute();
-      await mine.set({ locked_by: null, locked_until: null, claims: 0 }).execute();
-      return;
-    }
-    await mine
-      .set((eb) => ({
-        available_at: eb
-          .case()
-          .when('available_at', '=', claim.availableAt)
-          .then(at)
-          .else(eb.ref('available_at'))
-          .end(),
-        locked_by: null,
-        locked_until: null,
-        claims: 0,
-      }))
-      .execute();
+    await letGo(db, claim.runId, env.workerId, claim.availableAt, at);
   }
 
   return { advance, release, finishRun, failCrashed };

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import type { FlowPlan } from '../flowplan/plan.ts';
 import { cancelPendingApprovals } from '../domains/automations/approvals.ts';
-import { TERMINAL_RUN, wake } from '../domains/automations/runs.ts';
+import { TERMINAL_RUN } from '../domains/automations/runs.ts';
+import { endHeldJobs, endJob, wake } from '../queue/jobs.ts';
 import { notify } from '../domains/activity/notify.ts';
 import type { Db } from '../storage/schema.ts';
 import type { Dialect } from '../storage/db.ts';
@@ -67,12 +68,7 @@ export function runFinisher({ db, dialect, store, workerId }: FinishEnv) {
     }
     await db.transaction().execute(async (trx) => {
       // Letting go of the run's job is the lease check: a worker that lost the run writes nothing.
-      const held = await trx
-        .deleteFrom('jobs')
-        .where('run_id', '=', run.id)
-        .where('locked_by', '=', workerId)
-        .executeTakeFirst();
-      if (Number(held.numDeletedRows) !== 1) throw new LeaseLost(`run ${run.id} is no longer held`);
+      if (!(await endJob(trx, run.id, workerId))) throw new LeaseLost(`run ${run.id} is no longer held`);
       await store.flush(trx, state, true);
       const updated = await trx
         .updateTable('runs')
@@ -139,8 +135,7 @@ function quietEnds(db: Db, workerId: string) {
           run_id text, status text, started_at bigint, finished_at bigint, updated_at bigint,
           output_json text)
       ), held as (
-        delete from jobs using asked
-        where jobs.run_id = asked.run_id and jobs.locked_by = ${workerId} returning jobs.run_id
+        ${endHeldJobs(workerId)}
       ), nodes as (
         ${storeNodesOfHeldRuns(rows, sql`select run_id from held`)}
       ), ended as (

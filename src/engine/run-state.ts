@@ -2,6 +2,7 @@ import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { Db, AutomationTable, RunTable } from '../storage/schema.ts';
 import type { Actor } from '../domains/workspace/actor.ts';
 import { LimitError } from '../errors.ts';
+import { renewLease } from '../queue/jobs.ts';
 import { storedOutput, type RunLimits } from './limits.ts';
 import { knownOutput, type NodeRow } from './walker.ts';
 
@@ -91,14 +92,8 @@ export interface NodeStoreOptions {
 export function nodeStore({ workerId, leaseMs, limits }: NodeStoreOptions) {
   /** Renews this worker's lease on the run inside `trx`; a worker that lost it writes nothing. */
   async function holdLease(trx: Db, runId: string, progressed = false): Promise<void> {
-    const held = await trx
-      .updateTable('jobs')
-      // A step that ended is progress: the deaths counted before it were not this run's doing.
-      .set({ locked_until: Date.now() + leaseMs, ...(progressed ? { claims: 0 } : {}) })
-      .where('run_id', '=', runId)
-      .where('locked_by', '=', workerId)
-      .executeTakeFirst();
-    if (Number(held.numUpdatedRows) !== 1)
+    // A step that ended is progress: the deaths counted before it were not this run's doing.
+    if ((await renewLease(trx, runId, { workerId, leaseMs }, progressed)) !== 1)
       throw new LeaseLost(`run ${runId} is no longer held by ${workerId}`);
   }
 

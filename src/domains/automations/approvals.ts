@@ -13,7 +13,7 @@ import {
 } from '../policies/approvals.ts';
 import type { Actor } from '../workspace/actor.ts';
 import { optionalString } from './args.ts';
-import { wake } from './runs.ts';
+import { wake } from '../../queue/jobs.ts';
 import { postToSession, updateCard } from './session.ts';
 
 /*

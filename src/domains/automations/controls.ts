@@ -6,7 +6,8 @@ import { optionalBoolean } from './args.ts';
 import type { AutomationsContext } from './context.ts';
 import { deliverEvent, duplicateDelivery, recordEvent, type IncomingEvent } from './events.ts';
 import { type Trigger, nextFireAt } from '../../flowplan/triggers.ts';
-import { cancelDryRuns, queueRun, wake } from './runs.ts';
+import { wake } from '../../queue/jobs.ts';
+import { cancelDryRuns, queueRun } from './runs.ts';
 import { postToSession } from './session.ts';
 
 /** What starts, stops and goes on: events in, runs now, pausing and resuming. Each tells the engine. */
