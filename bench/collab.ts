@@ -16,8 +16,8 @@ import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/pro
 import * as Y from 'yjs';
 import { loadConfig } from '../src/config.ts';
 import { SCOPES } from '../src/domains/workspace/actor.ts';
-import { demoFixture, DEMO_WORKSPACE } from '../src/domains/workspace/demo.ts';
-import { importFixture } from '../src/domains/workspace/import.ts';
+import { demoFixture, DEMO_WORKSPACE } from '../src/domains/import/demo.ts';
+import { importFixture } from '../src/domains/import/import.ts';
 import { openConfiguredServices, startServer } from '../src/server.ts';
 
 const APPENDS = Number(process.env.BENCH_APPENDS ?? 100);

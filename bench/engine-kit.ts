@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { SCOPES, type Actor } from '../src/domains/workspace/actor.ts';
-import { importFixture } from '../src/domains/workspace/import.ts';
-import { demoFixture, DEMO_USER } from '../src/domains/workspace/demo.ts';
+import { importFixture } from '../src/domains/import/import.ts';
+import { demoFixture, DEMO_USER } from '../src/domains/import/demo.ts';
 import type { Services } from '../src/services.ts';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

@@ -14,8 +14,8 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { loadConfig } from '../src/config.ts';
-import { demoFixture, DEMO_WORKSPACE } from '../src/domains/workspace/demo.ts';
-import { importFixture } from '../src/domains/workspace/import.ts';
+import { demoFixture, DEMO_WORKSPACE } from '../src/domains/import/demo.ts';
+import { importFixture } from '../src/domains/import/import.ts';
 import { SCOPES } from '../src/domains/workspace/actor.ts';
 import { openServices, type Services } from '../src/services.ts';
 import type { Actor } from '../src/domains/workspace/actor.ts';

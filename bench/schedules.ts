@@ -6,8 +6,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SCOPES, type Actor } from '../src/domains/workspace/actor.ts';
-import { importFixture } from '../src/domains/workspace/import.ts';
-import { demoFixture, DEMO_USER } from '../src/domains/workspace/demo.ts';
+import { importFixture } from '../src/domains/import/import.ts';
+import { demoFixture, DEMO_USER } from '../src/domains/import/demo.ts';
 import { createEngine } from '../src/engine/engine.ts';
 import { openServices } from '../src/services.ts';
 

@@ -51,3 +51,40 @@ export class DomainError extends Error {
 
 export const notFound = () => new DomainError('not_found', 'Artifact not found');
 export const invalid = (message: string) => new DomainError('invalid_argument', message);
+
+/** A step failed in a way worth reporting on the node (not a bug of the engine). */
+export class StepError extends Error {
+  /**
+   * Whether trying the step again can help (a network error) or not (a refusal, a bad input);
+   * undefined when the error does not say, and then the step's retry policy decides.
+   */
+  readonly retryable: boolean | undefined;
+  /** Why, as a value the engine acts on (`outcome_unknown` is never retried, `timeout`, …). */
+  readonly code: string | undefined;
+  /** How long the other side asked to wait before the next attempt (a `Retry-After`). */
+  readonly retryAfterMs: number | undefined;
+  /**
+   * The other side did nothing: it was never reached, or it answered with a refusal or a rate
+   * limit. A call sent at most once may then be sent again.
+   */
+  readonly nothingDone: boolean;
+  constructor(
+    message: string,
+    options: { retryable?: boolean; code?: string; retryAfterMs?: number; nothingDone?: boolean } = {},
+  ) {
+    super(message);
+    this.name = 'StepError';
+    this.retryable = options.retryable;
+    this.code = options.code;
+    this.retryAfterMs = options.retryAfterMs;
+    this.nothingDone = options.nothingDone ?? false;
+  }
+}
+
+/** A cap that stopped a step: never retried. */
+export class LimitError extends StepError {
+  constructor(message: string) {
+    super(message, { retryable: false, code: 'limit' });
+    this.name = 'LimitError';
+  }
+}

@@ -1,8 +1,8 @@
 import { serve, type ServerType } from '@hono/node-server';
 import type { Config } from './config.ts';
 import { newPassword } from './domains/auth/passwords.ts';
-import { DEMO_USER, DEMO_WORKSPACE, demoWithPassword } from './domains/workspace/demo.ts';
-import { importFixture } from './domains/workspace/import.ts';
+import { DEMO_USER, DEMO_WORKSPACE, demoWithPassword } from './domains/import/demo.ts';
+import { importFixture } from './domains/import/import.ts';
 import { collabSocket, type CollabSocket } from './collab/socket.ts';
 import { liveDocumentHooks } from './collab/live-document.ts';
 import { connectInstances } from './collab/instances.ts';

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../src/config.ts';
 import { createEngine, type Engine } from '../src/engine/engine.ts';
 import type { Actor, Scope } from '../src/domains/workspace/actor.ts';
-import { importFixture } from '../src/domains/workspace/import.ts';
+import { importFixture } from '../src/domains/import/import.ts';
 import { startServer, type RunningServer } from '../src/server.ts';
 import { openServices, type Services } from '../src/services.ts';
 import { DATABASES } from './support/databases.ts';

@@ -7,16 +7,16 @@ import {
   Catalogue,
   CONNECTOR_PLUGINS,
   type NamespaceState,
-} from '../src/domains/automations/catalogue.ts';
+} from '../src/capabilities/catalogue.ts';
 import { flowPlanContract } from '../src/domains/automations/describe.ts';
 import {
   NODE_KINDS,
   plan as planSchema,
-  TRANSFORM_OPS,
-  trigger as triggerSchema,
   writeApproval as writeApprovalSchema,
-} from '../src/domains/automations/plan.ts';
-import { validatePlan, type ValidationContext } from '../src/domains/automations/validate.ts';
+} from '../src/flowplan/plan.ts';
+import { TRANSFORM_OPS } from '../src/flowplan/transforms.ts';
+import { trigger as triggerSchema } from '../src/flowplan/triggers.ts';
+import { validatePlan, type ValidationContext } from '../src/flowplan/validate.ts';
 
 /*
  * What describe_capabilities advertises (JSON Schema, checked here with ajv as any client would)

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { SCOPES } from '../src/domains/workspace/actor.ts';
-import { importFixture } from '../src/domains/workspace/import.ts';
+import { importFixture } from '../src/domains/import/import.ts';
 import { openServices } from '../src/services.ts';
 import { blockTextIn, connectEditor, until } from './support/collab.ts';
 import { testFixture } from './support/fixture.ts';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { DomainError } from '../src/errors.ts';
-import { importFixture } from '../src/domains/workspace/import.ts';
+import { importFixture } from '../src/domains/import/import.ts';
 import type { ServiceOptions, Services } from '../src/services.ts';
 import { sharedDatabase } from './support/automations.ts';
 import { DATABASES } from './support/databases.ts';

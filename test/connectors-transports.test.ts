@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { answerFailure, retryAfterMs } from '../src/connectors/failures.ts';
-import { transportCall, TRANSPORTS } from '../src/connectors/index.ts';
-import type { Connection } from '../src/connectors/transport.ts';
-import { CONNECTOR_PLUGINS } from '../src/domains/automations/catalogue.ts';
+import { answerFailure, retryAfterMs } from '../src/capabilities/failures.ts';
+import { transportCall, TRANSPORTS, CONNECTOR_PLUGINS } from '../src/capabilities/catalogue.ts';
+import type { Connection } from '../src/capabilities/capability.ts';
 import { parseSecretKey, secretBox } from '../src/domains/connectors/secrets.ts';
 import { applySettings, effectiveSettings, missingSettings } from '../src/domains/connectors/settings.ts';
-import { StepError } from '../src/engine/values.ts';
+import { StepError } from '../src/errors.ts';
 import { githubStandIn, slackStandIn, type ServiceStandIn } from './support/connector-stand-ins.ts';
 
 async function stepError(call: Promise<unknown>): Promise<StepError> {

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import * as Y from 'yjs';
 import { blockArray } from '../src/domains/documents/model.ts';
 import { SCOPES } from '../src/domains/workspace/actor.ts';
-import { importFixture } from '../src/domains/workspace/import.ts';
+import { importFixture } from '../src/domains/import/import.ts';
 import { openServices } from '../src/services.ts';
 import { dropPgSchema } from '../src/storage/db.ts';
 import { DATABASES, PG_URL } from './support/databases.ts';

@@ -5,7 +5,7 @@ import * as Y from 'yjs';
 import { LEASE_WAIT_MS } from '../src/domains/documents/lease.ts';
 import { blockArray, liveBlocks } from '../src/domains/documents/model.ts';
 import { SCOPES } from '../src/domains/workspace/actor.ts';
-import { importFixture } from '../src/domains/workspace/import.ts';
+import { importFixture } from '../src/domains/import/import.ts';
 import { openServices } from '../src/services.ts';
 import { dropPgSchema } from '../src/storage/db.ts';
 import { DATABASES, PG_URL } from './support/databases.ts';

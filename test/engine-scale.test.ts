@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { queueRuns } from '../src/domains/automations/runs.ts';
 import { SCOPES, type Actor } from '../src/domains/workspace/actor.ts';
-import { importFixture } from '../src/domains/workspace/import.ts';
+import { importFixture } from '../src/domains/import/import.ts';
 import { newId } from '../src/ids.ts';
 import { openServices, type Services } from '../src/services.ts';
 import { testFixture } from './support/fixture.ts';

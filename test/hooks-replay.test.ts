@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { OUTBOX_KEEP_MS, pruneEvents, type IncomingEvent } from '../src/domains/automations/events.ts';
 import { SCOPES, type Actor } from '../src/domains/workspace/actor.ts';
-import { importFixture, type ImportedWorkspace } from '../src/domains/workspace/import.ts';
+import { importFixture, type ImportedWorkspace } from '../src/domains/import/import.ts';
 import { DomainError } from '../src/errors.ts';
 import type { RunningServer } from '../src/server.ts';
 import { DATABASES } from './support/databases.ts';

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../src/config.ts';
 import { createEngine, type Engine } from '../src/engine/engine.ts';
 import { SCOPES, type Actor } from '../src/domains/workspace/actor.ts';
-import { importFixture, type ImportedWorkspace } from '../src/domains/workspace/import.ts';
+import { importFixture, type ImportedWorkspace } from '../src/domains/import/import.ts';
 import { startServer, type RunningServer } from '../src/server.ts';
 import { DATABASES } from './support/databases.ts';
 import { acme, other, setup, type Harness } from './support/harness.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { insideAddress, isMetadataHost } from '../src/engine/http-address.ts';
+import { insideAddress, isMetadataHost } from '../src/net/http-address.ts';
 
 describe('which addresses are inside', () => {
   it('names loopback, private, link-local, metadata, multicast, unspecified and broadcast', () => {

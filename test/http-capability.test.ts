@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createEngine, type Engine } from '../src/engine/engine.ts';
-import { checkedAddresses, httpCall, type HttpOptions, type Resolver } from '../src/engine/http-fetch.ts';
+import { checkedAddresses, httpCall, type HttpOptions, type Resolver } from '../src/net/http-fetch.ts';
 import { DATABASES } from './support/databases.ts';
 import { setup, type Harness, type ToolCaller } from './support/harness.ts';
 import { ok } from './support/results.ts';

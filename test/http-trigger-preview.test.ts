@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { schedulePreview } from '../src/domains/automations/schedule-preview.ts';
+import { schedulePreview } from '../src/flowplan/schedule-preview.ts';
 import { TRIGGER_PREVIEW_CHARS } from '../src/http/contract/automations.ts';
 import { openAppFixture, type AppFixture } from './support/app-fixture.ts';
 

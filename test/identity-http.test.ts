@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { WRONG_CREDENTIALS } from '../src/domains/auth/accounts.ts';
-import { importFixture } from '../src/domains/workspace/import.ts';
+import { importFixture } from '../src/domains/import/import.ts';
 import { openAppFixture, PASSWORD, type AppFixture } from './support/app-fixture.ts';
 import {
   authorizeUrl,

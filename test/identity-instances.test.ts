@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { importFixture } from '../src/domains/workspace/import.ts';
+import { importFixture } from '../src/domains/import/import.ts';
 import { openServices, type Services } from '../src/services.ts';
 import { dropPgSchema } from '../src/storage/db.ts';
 import { PG_URL } from './support/databases.ts';

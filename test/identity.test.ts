@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { WRONG_CREDENTIALS } from '../src/domains/auth/accounts.ts';
 import { hashPassword, verifyPassword } from '../src/domains/auth/passwords.ts';
 import { waitAfter } from '../src/domains/auth/throttle.ts';
-import { importFixture } from '../src/domains/workspace/import.ts';
+import { importFixture } from '../src/domains/import/import.ts';
 import { DomainError } from '../src/errors.ts';
 import { DEMO_USER, ensureDemo } from '../src/server.ts';
 import { DATABASES } from './support/databases.ts';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { queueRun } from '../src/domains/automations/runs.ts';
-import { importFixture } from '../src/domains/workspace/import.ts';
+import { importFixture } from '../src/domains/import/import.ts';
 import { openServices, type Services } from '../src/services.ts';
 import { testFixture } from './support/fixture.ts';
 import { startWorker } from './support/worker-processes.ts';

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createEngine, type Engine } from '../src/engine/engine.ts';
-import { StepError } from '../src/engine/values.ts';
-import { DomainError } from '../src/errors.ts';
+import { StepError, DomainError } from '../src/errors.ts';
 import { DATABASES } from './support/databases.ts';
 import { setup, type Harness, type ToolCaller } from './support/harness.ts';
 import {

@@ -7,7 +7,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import type { ImportResult } from '../src/domains/workspace/import.ts';
+import type { ImportResult } from '../src/domains/import/import.ts';
 import { testFixture } from './support/fixture.ts';
 import { IMPLEMENTED_TOOLS } from './support/tools.ts';
 

@@ -3,8 +3,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
-import { schedulePreview } from '../src/domains/automations/schedule-preview.ts';
-import type { Trigger } from '../src/domains/automations/plan.ts';
+import { schedulePreview } from '../src/flowplan/schedule-preview.ts';
+import type { Trigger } from '../src/flowplan/triggers.ts';
 import {
   approval,
   capability,

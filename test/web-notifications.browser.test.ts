@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import { notify } from '../src/domains/activity/notify.ts';
-import { StepError } from '../src/engine/values.ts';
+import { StepError } from '../src/errors.ts';
 import { approval, capability, chain, lit, plan, postMessage } from './support/automations.ts';
 import { DATABASES } from './support/databases.ts';
 import { mainText, open, openWebApp, SKIP_BROWSER, type WebApp } from './support/web.ts';

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
-import { StepError } from '../src/engine/values.ts';
+import { StepError } from '../src/errors.ts';
 import {
   capability,
   chain,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError, loadConfig } from '../config.ts';
 import { SCOPES } from '../domains/workspace/actor.ts';
-import { importFixture } from '../domains/workspace/import.ts';
+import { importFixture } from '../domains/import/import.ts';
 import { LookupError } from '../domains/workspace/people.ts';
 import { DomainError } from '../errors.ts';
 import { serveMcpStdio } from '../mcp/stdio.ts';

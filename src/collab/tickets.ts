@@ -1,6 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { SCOPES, type Actor, type Scope } from '../domains/workspace/actor.ts';
-import type { Db } from '../domains/workspace/access.ts';
+import type { Db } from '../storage/schema.ts';
 import { sharedSecret } from '../domains/workspace/settings.ts';
 
 /** A ticket opens the live socket once, within this long after it is issued. */

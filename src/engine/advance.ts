@@ -1,21 +1,21 @@
 import { log } from '../observability/log.ts';
 import { maskSecrets } from '../observability/secrets.ts';
 import { pickupSeconds } from '../observability/metrics.ts';
-import type { FlowPlan } from '../domains/automations/plan.ts';
+import type { FlowPlan } from '../flowplan/plan.ts';
 import { TERMINAL_RUN } from '../domains/automations/runs.ts';
 import type { Dialect } from '../storage/db.ts';
 import { SCOPES, type Actor } from '../domains/workspace/actor.ts';
-import { DomainError } from '../errors.ts';
+import { DomainError, LimitError, StepError } from '../errors.ts';
 import { runFinisher } from './finish.ts';
 import { storedInput } from './inputs.ts';
 import { runWithAutomation, type LiveRun } from './live-run.ts';
-import { retryRows } from './retry.ts';
-import { LimitError } from './limits.ts';
+import { retryRows } from '../flowplan/rerun.ts';
+import { retryWait } from '../flowplan/retry.ts';
 import { LeaseLost, type ErrorCode, type RunRow, type RunState } from './run-state.ts';
 import { nodeKind } from './steps/index.ts';
 import type { StepEnv, StartTask } from './steps/context.ts';
-import { StepError } from './values.ts';
 import { walk, type Task, type Walk } from './walker.ts';
+import { dropJobs, letGo } from '../queue/jobs.ts';
 
 /** How a worker took a run: the job's due time when it was claimed (a later wake changes it). */
 export interface Claim {
@@ -191,7 +191,7 @@ export function advancer(env: AdvanceEnv) {
   async function liveRun(runId: string, read?: LiveRun) {
     const live = read ?? (await runWithAutomation(db, runId));
     if (!live || TERMINAL_RUN.has(live.run.status)) {
-      await db.deleteFrom('jobs').where('run_id', '=', runId).execute();
+      await dropJobs(db, [runId]);
       return null;
     }
     return live;
@@ -287,14 +287,14 @@ export function advancer(env: AdvanceEnv) {
       const known = error instanceof StepError || error instanceof DomainError;
       const message = maskSecrets(known ? error.message : `unexpected error: ${(error as Error).message}`);
       if (!known) log.error({ err: error, node: key }, 'a step failed unexpectedly');
-      const retry = node.kind === 'capability' ? node.retry : undefined;
       const code = errorCodeOf(error);
       // A step error says whether trying again can help; one that says it cannot is not retried.
-      const final = error instanceof StepError && error.retryable === false;
-      if (retry && attempt < retry.max_attempts && !final && code !== 'outcome_unknown' && code !== 'limit') {
-        const backoff = (retry.backoff_s ?? 1) * 1000 * 2 ** (attempt - 1);
-        const asked = (error as { retryAfterMs?: unknown }).retryAfterMs;
-        const wait = typeof asked === 'number' && asked > backoff ? asked : backoff;
+      const wait = retryWait(node.kind === 'capability' ? node.retry : undefined, attempt, {
+        final: error instanceof StepError && error.retryable === false,
+        code,
+        retryAfterMs: (error as { retryAfterMs?: unknown }).retryAfterMs,
+      });
+      if (wait !== undefined) {
         await store.write(db, state, key, node.id, {
           status: 'pending',
           error: message,
@@ -331,33 +331,7 @@ export function advancer(env: AdvanceEnv) {
    * the job stays due as the wake set it.
    */
   async function release(claim: Claim, at: number | null): Promise<void> {
-    const mine = db
-      .updateTable('jobs')
-      .where('run_id', '=', claim.runId)
-      .where('locked_by', '=', env.workerId);
-    if (at === null) {
-      await db
-        .deleteFrom('jobs')
-        .where('run_id', '=', claim.runId)
-        .where('locked_by', '=', env.workerId)
-        .where('available_at', '=', claim.availableAt)
-        .execute();
-      await mine.set({ locked_by: null, locked_until: null, claims: 0 }).execute();
-      return;
-    }
-    await mine
-      .set((eb) => ({
-        available_at: eb
-          .case()
-          .when('available_at', '=', claim.availableAt)
-          .then(at)
-          .else(eb.ref('available_at'))
-          .end(),
-        locked_by: null,
-        locked_until: null,
-        claims: 0,
-      }))
-      .execute();
+    await letGo(db, claim.runId, env.workerId, claim.availableAt, at);
   }
 
   return { advance, release, finishRun, failCrashed };

@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import type { Storage } from '../storage/db.ts';
 import { dispatchLogger, dispatchSchema } from '../storage/dispatch.ts';
 import type { RunWorker } from './worker.ts';
+import { sweepJobs } from '../queue/jobs.ts';
 
 /**
  * Dispatch on Postgres through graphile-worker. A trigger on `jobs` adds graphile job "advance run
@@ -90,25 +91,13 @@ export function pgDispatcher(
     },
     async sweep() {
       const now = Date.now();
-      // Letting go of a dead worker's run makes the trigger add its job again.
-      await db
-        .updateTable('jobs')
-        .set({ locked_by: null, locked_until: null })
-        .where('locked_by', 'is not', null)
-        .where('locked_until', '<', now)
-        .execute();
-      // A due run nobody took for a while (its graphile job found it held, and the holder died) is
-      // sent again — only one with no graphile job still to run: a backlog waiting its turn is not
-      // sent again and again (each time rewriting every row of it, and holding it from workers).
+      // Letting go of a dead worker's run makes the trigger add its job again. A due run nobody
+      // took for a while (its graphile job found it held, and the holder died) is sent again —
+      // only one with no graphile job still to run: a backlog waiting its turn is not sent again
+      // and again (each time rewriting every row of it, and holding it from workers).
       const waiting = sql<boolean>`exists (select 1 from ${sql.id(gw, '_private_jobs')} as g
         where g.key = jobs.run_id and g.is_available)`;
-      await db
-        .updateTable('jobs')
-        .set((eb) => ({ available_at: eb.ref('available_at') }))
-        .where('locked_by', 'is', null)
-        .where('available_at', '<', now - Math.max(2_000, leaseMs / 10))
-        .where((eb) => eb.not(waiting))
-        .execute();
+      await sweepJobs(db, now, Math.max(2_000, leaseMs / 10), waiting);
     },
   };
 }

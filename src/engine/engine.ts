@@ -6,15 +6,15 @@ import { pruneEvents, type IncomingEvent } from '../domains/automations/events.t
 import { newId } from '../ids.ts';
 import type { Services } from '../services.ts';
 import { advancer } from './advance.ts';
-import type { Impl } from './capabilities.ts';
-import type { Resolver } from './http-fetch.ts';
+import type { Impl } from '../capabilities/capability.ts';
+import type { Resolver } from '../net/http-fetch.ts';
 import { pgDispatcher, type Dispatcher } from './dispatch-pg.ts';
 import { DEFAULT_LIMITS, pacer, type RunLimits } from './limits.ts';
-import type { ModelConfig } from './model.ts';
+import type { ModelConfig } from '../model/model.ts';
 import { deliverPending } from './outbox.ts';
 import { nodeStore } from './run-state.ts';
 import { fireSchedules, nextScheduleAt } from './schedules.ts';
-import { StepError } from './values.ts';
+import { StepError } from '../errors.ts';
 import { runWorker, type Claimed } from './worker.ts';
 
 export interface EngineOptions {

@@ -1,11 +1,13 @@
 import { sql } from 'kysely';
-import type { FlowPlan } from '../domains/automations/plan.ts';
-import { TERMINAL_RUN, wake } from '../domains/automations/runs.ts';
+import type { FlowPlan } from '../flowplan/plan.ts';
+import { cancelPendingApprovals } from '../domains/automations/approvals.ts';
+import { TERMINAL_RUN } from '../domains/automations/runs.ts';
+import { endHeldJobs, endJob, wake } from '../queue/jobs.ts';
 import { notify } from '../domains/activity/notify.ts';
-import type { Db } from '../domains/workspace/access.ts';
+import type { Db } from '../storage/schema.ts';
 import type { Dialect } from '../storage/db.ts';
 import { perTurn } from './per-turn.ts';
-import { LeaseLost, type NodeStore, type RunState } from './run-state.ts';
+import { LeaseLost, storeNodesOfHeldRuns, type NodeStore, type RunState } from './run-state.ts';
 import { postSession } from './steps/context.ts';
 import type { NodeRow } from './walker.ts';
 
@@ -66,12 +68,7 @@ export function runFinisher({ db, dialect, store, workerId }: FinishEnv) {
     }
     await db.transaction().execute(async (trx) => {
       // Letting go of the run's job is the lease check: a worker that lost the run writes nothing.
-      const held = await trx
-        .deleteFrom('jobs')
-        .where('run_id', '=', run.id)
-        .where('locked_by', '=', workerId)
-        .executeTakeFirst();
-      if (Number(held.numDeletedRows) !== 1) throw new LeaseLost(`run ${run.id} is no longer held`);
+      if (!(await endJob(trx, run.id, workerId))) throw new LeaseLost(`run ${run.id} is no longer held`);
       await store.flush(trx, state, true);
       const updated = await trx
         .updateTable('runs')
@@ -81,14 +78,7 @@ export function runFinisher({ db, dialect, store, workerId }: FinishEnv) {
         .executeTakeFirst();
       if (Number(updated.numUpdatedRows) === 0) return;
       // Waiting steps of a run that ended no longer wait.
-      if (waits) {
-        await trx
-          .updateTable('approvals')
-          .set({ status: 'cancelled' })
-          .where('run_id', '=', run.id)
-          .where('status', '=', 'pending')
-          .execute();
-      }
+      if (waits) await cancelPendingApprovals(trx, run.id);
       if (run.parent_run_id) await wake(trx, run.parent_run_id);
       if (run.dry_run) return;
       // Counted in the statement itself, so runs that end together all count.
@@ -145,23 +135,9 @@ function quietEnds(db: Db, workerId: string) {
           run_id text, status text, started_at bigint, finished_at bigint, updated_at bigint,
           output_json text)
       ), held as (
-        delete from jobs using asked
-        where jobs.run_id = asked.run_id and jobs.locked_by = ${workerId} returning jobs.run_id
+        ${endHeldJobs(workerId)}
       ), nodes as (
-        insert into run_nodes (run_id, node_key, node_id, status, attempt, error, error_code,
-                               wait_until, started_at, finished_at, output_json, input_json)
-        select n.run_id, n.node_key, n.node_id, n.status, n.attempt, n.error, n.error_code,
-               n.wait_until, n.started_at, n.finished_at, n.output_json, n.input_json
-        from json_to_recordset(${JSON.stringify(rows)}::json) as n(
-          run_id text, node_key text, node_id text, status text, attempt integer, error text,
-          error_code text, wait_until bigint, started_at bigint, finished_at bigint,
-          output_json text, input_json text)
-        where n.run_id in (select run_id from held)
-        on conflict (run_id, node_key) do update set
-          status = excluded.status, attempt = excluded.attempt, error = excluded.error,
-          error_code = excluded.error_code, wait_until = excluded.wait_until,
-          started_at = excluded.started_at, finished_at = excluded.finished_at,
-          output_json = excluded.output_json, input_json = excluded.input_json
+        ${storeNodesOfHeldRuns(rows, sql`select run_id from held`)}
       ), ended as (
         update runs set status = asked.status,
           started_at = coalesce(runs.started_at, asked.started_at),

@@ -1,4 +1,5 @@
-import type { Binding, PlanNode } from '../domains/automations/plan.ts';
+import type { Binding } from '../flowplan/bindings.ts';
+import type { PlanNode } from '../flowplan/plan.ts';
 import { resolve, type Scope } from './walker.ts';
 
 /** The most of a step's resolved input kept for people to read; a bigger one is kept as its size. */

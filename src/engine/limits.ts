@@ -1,4 +1,4 @@
-import { StepError } from './values.ts';
+import { LimitError } from '../errors.ts';
 
 /**
  * What one run may cost. Each cap ends the step (or the run) with an error that names it, so no
@@ -35,14 +35,6 @@ export function sizeText(bytes: number): string {
   if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MB`;
   if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KB`;
   return `${bytes} bytes`;
-}
-
-/** A cap that stopped a step: never retried. */
-export class LimitError extends StepError {
-  constructor(message: string) {
-    super(message, { retryable: false, code: 'limit' });
-    this.name = 'LimitError';
-  }
 }
 
 /** Throws before a string of `length` characters is built when it would pass the output cap. */

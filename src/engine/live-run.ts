@@ -1,4 +1,4 @@
-import type { Db } from '../domains/workspace/access.ts';
+import type { Db } from '../storage/schema.ts';
 import type { AutomationRow, RunRow } from './run-state.ts';
 
 /** Every column of an automation, read with its run in one statement (checked complete below). */

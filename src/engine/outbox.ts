@@ -1,5 +1,5 @@
 import { deliverEvent, pendingEvents } from '../domains/automations/events.ts';
-import type { Db } from '../domains/workspace/access.ts';
+import type { Db } from '../storage/schema.ts';
 
 /** Events delivered per pass; the next tick takes the rest. */
 const BATCH = 100;

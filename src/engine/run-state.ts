@@ -1,8 +1,9 @@
-import type { Selectable } from 'kysely';
-import type { Db } from '../domains/workspace/access.ts';
-import type { AutomationTable, RunTable } from '../storage/schema.ts';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
+import type { Db, AutomationTable, RunTable } from '../storage/schema.ts';
 import type { Actor } from '../domains/workspace/actor.ts';
-import { LimitError, storedOutput, type RunLimits } from './limits.ts';
+import { LimitError } from '../errors.ts';
+import { renewLease } from '../queue/jobs.ts';
+import { storedOutput, type RunLimits } from './limits.ts';
 import { knownOutput, type NodeRow } from './walker.ts';
 
 /**
@@ -38,6 +39,38 @@ export interface RunState {
   nodes: number;
 }
 
+/** What a node row's key is, and the SQL type of each of its other columns (what a step changes). */
+const NODE_KEY = { run_id: 'text', node_key: 'text', node_id: 'text' } as const;
+const NODE_STATE_TYPES = {
+  status: 'text',
+  attempt: 'integer',
+  error: 'text',
+  error_code: 'text',
+  wait_until: 'bigint',
+  started_at: 'bigint',
+  finished_at: 'bigint',
+  output_json: 'text',
+  input_json: 'text',
+} as const;
+const NODE_STATE = Object.keys(NODE_STATE_TYPES) as (keyof typeof NODE_STATE_TYPES)[];
+const NODE_COLUMNS = { ...NODE_KEY, ...NODE_STATE_TYPES };
+
+/**
+ * On Postgres, the statement (for a common table expression) that stores `rows` of the runs
+ * `held` selects, as the store's own upserts do: the quiet end stores a run's last node states in
+ * the statement that lets go of its job and ends it.
+ */
+export function storeNodesOfHeldRuns(rows: NodeRow[], held: RawBuilder<unknown>): RawBuilder<unknown> {
+  const names = Object.keys(NODE_COLUMNS);
+  const typed = Object.entries(NODE_COLUMNS).map(([name, type]) => `${name} ${type}`);
+  return sql`insert into run_nodes (${sql.raw(names.join(', '))})
+        select ${sql.raw(names.map((n) => `n.${n}`).join(', '))}
+        from json_to_recordset(${JSON.stringify(rows)}::json) as n(${sql.raw(typed.join(', '))})
+        where n.run_id in (${held})
+        on conflict (run_id, node_key) do update set
+          ${sql.raw(NODE_STATE.map((c) => `${c} = excluded.${c}`).join(', '))}`;
+}
+
 const BASE = {
   status: 'pending',
   attempt: 0,
@@ -59,14 +92,8 @@ export interface NodeStoreOptions {
 export function nodeStore({ workerId, leaseMs, limits }: NodeStoreOptions) {
   /** Renews this worker's lease on the run inside `trx`; a worker that lost it writes nothing. */
   async function holdLease(trx: Db, runId: string, progressed = false): Promise<void> {
-    const held = await trx
-      .updateTable('jobs')
-      // A step that ended is progress: the deaths counted before it were not this run's doing.
-      .set({ locked_until: Date.now() + leaseMs, ...(progressed ? { claims: 0 } : {}) })
-      .where('run_id', '=', runId)
-      .where('locked_by', '=', workerId)
-      .executeTakeFirst();
-    if (Number(held.numUpdatedRows) !== 1)
+    // A step that ended is progress: the deaths counted before it were not this run's doing.
+    if ((await renewLease(trx, runId, { workerId, leaseMs }, progressed)) !== 1)
       throw new LeaseLost(`run ${runId} is no longer held by ${workerId}`);
   }
 
@@ -99,17 +126,9 @@ export function nodeStore({ workerId, leaseMs, limits }: NodeStoreOptions) {
         .insertInto('run_nodes')
         .values(rows.slice(i, i + 200))
         .onConflict((oc) =>
-          oc.columns(['run_id', 'node_key']).doUpdateSet((eb) => ({
-            status: eb.ref('excluded.status'),
-            attempt: eb.ref('excluded.attempt'),
-            error: eb.ref('excluded.error'),
-            error_code: eb.ref('excluded.error_code'),
-            wait_until: eb.ref('excluded.wait_until'),
-            started_at: eb.ref('excluded.started_at'),
-            finished_at: eb.ref('excluded.finished_at'),
-            output_json: eb.ref('excluded.output_json'),
-            input_json: eb.ref('excluded.input_json'),
-          })),
+          oc
+            .columns(['run_id', 'node_key'])
+            .doUpdateSet((eb) => Object.fromEntries(NODE_STATE.map((c) => [c, eb.ref(`excluded.${c}`)]))),
         )
         .execute();
     }

@@ -2,7 +2,7 @@ import { schedulerLagSeconds } from '../observability/metrics.ts';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { queueRuns } from '../domains/automations/runs.ts';
 import { postToSession } from '../domains/automations/session.ts';
-import { nextFireAt } from '../domains/automations/triggers.ts';
+import { nextFireAt } from '../flowplan/triggers.ts';
 import type { Dialect } from '../storage/db.ts';
 import type { AutomationTable, Database } from '../storage/schema.ts';
 

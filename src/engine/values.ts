@@ -1,33 +1,5 @@
-import type { TransformNode } from '../domains/automations/plan.ts';
-
-/** A step failed in a way worth reporting on the node (not a bug of the engine). */
-export class StepError extends Error {
-  /**
-   * Whether trying the step again can help (a network error) or not (a refusal, a bad input);
-   * undefined when the error does not say, and then the step's retry policy decides.
-   */
-  readonly retryable: boolean | undefined;
-  /** Why, as a value the engine acts on (`outcome_unknown` is never retried, `timeout`, …). */
-  readonly code: string | undefined;
-  /** How long the other side asked to wait before the next attempt (a `Retry-After`). */
-  readonly retryAfterMs: number | undefined;
-  /**
-   * The other side did nothing: it was never reached, or it answered with a refusal or a rate
-   * limit. A call sent at most once may then be sent again.
-   */
-  readonly nothingDone: boolean;
-  constructor(
-    message: string,
-    options: { retryable?: boolean; code?: string; retryAfterMs?: number; nothingDone?: boolean } = {},
-  ) {
-    super(message);
-    this.name = 'StepError';
-    this.retryable = options.retryable;
-    this.code = options.code;
-    this.retryAfterMs = options.retryAfterMs;
-    this.nothingDone = options.nothingDone ?? false;
-  }
-}
+import type { TransformNode } from '../flowplan/transforms.ts';
+import { StepError } from '../errors.ts';
 
 /** The value at a dot path (`items.0.title`; `""` is the whole value); undefined when absent. */
 export function valueAt(value: unknown, path: string): unknown {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { FlowPlan, PlanNode } from '../domains/automations/plan.ts';
+import type { FlowPlan, PlanNode } from '../flowplan/plan.ts';
 import { bodySize, resolveInputs, Scope, walk, type NodeRow, type Task } from './walker.ts';
 
 const lit = (value: unknown) => ({ kind: 'literal' as const, value });

@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
-import type { Binding, Edge, FlowPlan, PlanNode } from '../domains/automations/plan.ts';
-import { topologicalOrder } from '../domains/automations/validate.ts';
+import type { Binding } from '../flowplan/bindings.ts';
+import type { Edge, FlowPlan, PlanNode } from '../flowplan/plan.ts';
+import { topologicalOrder } from '../flowplan/graph.ts';
 import type { RunNodeTable } from '../storage/schema.ts';
 import { valueAt } from './values.ts';
 

@@ -1,5 +1,6 @@
 import { log, withLogContext } from '../observability/log.ts';
-import type { ExpressionBuilder, Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
+import { claimDue as claimJobsDue, claimJobs, renewLease, takeJob } from '../queue/jobs.ts';
 import type { Dialect } from '../storage/db.ts';
 import type { Database } from '../storage/schema.ts';
 import type { Advancer, Claim } from './advance.ts';
@@ -31,22 +32,7 @@ export function runWorker({ db, dialect, workerId, leaseMs, crashes: maxCrashes,
   /** Runs this worker is advancing now. */
   const working = new Set<string>();
 
-  /** Jobs due at `now` and held by nobody (`only`: that run's; `mine`: not those runs'). */
-  const freeAt =
-    (now: number, only: string | undefined, mine: readonly string[]) =>
-    (eb: ExpressionBuilder<Database, 'jobs'>) =>
-      eb.and([
-        eb('available_at', '<=', now),
-        eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]),
-        ...(only ? [eb('run_id', '=', only)] : []),
-        ...(mine.length > 0 ? [eb('run_id', 'not in', mine)] : []),
-      ]);
-  /** A claim: this worker's lease from `now`, counted (see `claimDue`). */
-  const claimedAt = (now: number) => (eb: ExpressionBuilder<Database, 'jobs'>) => ({
-    locked_by: workerId,
-    locked_until: now + leaseMs,
-    claims: eb('claims', '+', 1),
-  });
+  const holder = { workerId, leaseMs };
 
   /**
    * Claims due runs (at most `limit`) in one statement, counting the claim: a step that ends sets
@@ -54,21 +40,9 @@ export function runWorker({ db, dialect, workerId, leaseMs, crashes: maxCrashes,
    * workers die running it. On Postgres, rows other workers are claiming are skipped.
    */
   async function claimDue(limit: number, only?: string): Promise<Claimed[]> {
-    const now = Date.now();
     // A run this worker is still working on is never taken again by it, even if a busy machine
     // let its lease run out: two advances of one run in one process would both hold the lease.
-    const mine = [...working];
-    const free = freeAt(now, only, mine);
-    const claimed = await db
-      .updateTable('jobs')
-      .set(claimedAt(now))
-      .where('run_id', 'in', (eb) => {
-        const due = eb.selectFrom('jobs').select('run_id').where(free).orderBy('available_at').limit(limit);
-        return dialect === 'postgres' ? due.forUpdate().skipLocked() : due;
-      })
-      .where(free)
-      .returning(['run_id', 'claims', 'available_at'])
-      .execute();
+    const claimed = await claimJobsDue(db, dialect, holder, limit, only, [...working]);
     return claimed.map((r) => ({ runId: r.run_id, availableAt: r.available_at, crashes: r.claims - 1 }));
   }
 
@@ -85,14 +59,7 @@ export function runWorker({ db, dialect, workerId, leaseMs, crashes: maxCrashes,
   const claimTogether = perTurn(async (runIds: string[]): Promise<(Claimed | undefined)[]> => {
     const now = Date.now();
     const rows = (await db
-      .with('claimed', (qb) =>
-        qb
-          .updateTable('jobs')
-          .set(claimedAt(now))
-          .where(freeAt(now, undefined, []))
-          .where('run_id', 'in', [...new Set(runIds)])
-          .returning(['run_id', 'claims', 'available_at as job_available_at']),
-      )
+      .with('claimed', (qb) => claimJobs(qb, holder, runIds, now))
       .selectFrom('claimed')
       .innerJoin('runs', 'runs.id', 'claimed.run_id')
       .innerJoin('automations as a', 'a.id', 'runs.automation_id')
@@ -116,13 +83,7 @@ export function runWorker({ db, dialect, workerId, leaseMs, crashes: maxCrashes,
     working.add(claimed.runId);
     const heartbeat = setInterval(
       () => {
-        void db
-          .updateTable('jobs')
-          .set({ locked_until: Date.now() + leaseMs })
-          .where('run_id', '=', claimed.runId)
-          .where('locked_by', '=', workerId)
-          .execute()
-          .catch(() => {});
+        void renewLease(db, claimed.runId, holder).catch(() => {});
       },
       Math.max(250, Math.floor(leaseMs / 3)),
     );
@@ -145,22 +106,7 @@ export function runWorker({ db, dialect, workerId, leaseMs, crashes: maxCrashes,
   /** Takes a run now, whatever its job says, and advances it (tests and tools use it). */
   async function advanceNow(runId: string): Promise<void> {
     const now = Date.now();
-    await db
-      .insertInto('jobs')
-      .values({
-        run_id: runId,
-        available_at: now,
-        locked_by: workerId,
-        locked_until: now + leaseMs,
-        created_at: now,
-        claims: 0,
-      })
-      .onConflict((oc) =>
-        oc
-          .column('run_id')
-          .doUpdateSet({ available_at: now, locked_by: workerId, locked_until: now + leaseMs }),
-      )
-      .execute();
+    await takeJob(db, runId, holder, now);
     await work({ runId, availableAt: now, crashes: 0 });
   }
 

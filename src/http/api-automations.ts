@@ -1,7 +1,7 @@
 import * as contract from './contract/automations.ts';
 import { awaitingApprovals } from './contract/people.ts';
 import { triggerText } from '../domains/automations/automations.ts';
-import { previewTrigger } from '../domains/automations/schedule-preview.ts';
+import { previewTrigger } from '../flowplan/schedule-preview.ts';
 import { DomainError, invalid } from '../errors.ts';
 import { defineRoute } from './route.ts';
 

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { ImportResult } from '../domains/workspace/import.ts';
+import type { ImportResult } from '../domains/import/import.ts';
 import { testFixture } from '../../test/support/fixture.ts';
 import { MAX_ARGUMENT_CHARS } from './arguments.ts';
 import { MAX_MESSAGE_BYTES } from './message-lines.ts';

@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely';
+import type { Generated, Kysely, Transaction } from 'kysely';
 
 /** Times are milliseconds since the epoch; flags are 0/1 integers; JSON is stored as text. */
 export interface WorkspaceTable {
@@ -501,3 +501,6 @@ export interface Database {
   settings: SettingTable;
   collab_ticket_uses: CollabTicketUseTable;
 }
+
+/** The database, or a transaction on it: what every read and write is given. */
+export type Db = Kysely<Database> | Transaction<Database>;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import { createEngine, type Engine, type EngineOptions } from '../../src/engine/engine.ts';
-import type { Resolver } from '../../src/engine/http-fetch.ts';
+import type { Resolver } from '../../src/net/http-fetch.ts';
 import {
   automationHelpers,
   capability,

@@ -1,4 +1,4 @@
-import type { Fixture } from '../../src/domains/workspace/fixture.ts';
+import type { Fixture } from '../../src/domains/import/fixture.ts';
 
 /**
  * Two workspaces. In Acme: Ada (admin, owner of most things), Bob, Cy, Dee (in nothing), and

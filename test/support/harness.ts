@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/client';
 import { InMemoryTransport } from '@modelcontextprotocol/server';
-import { importFixture, type ImportResult } from '../../src/domains/workspace/import.ts';
+import { importFixture, type ImportResult } from '../../src/domains/import/import.ts';
 import { SCOPES, type Actor, type Scope } from '../../src/domains/workspace/actor.ts';
 import { buildMcpServer, TOOLS } from '../../src/mcp/registry.ts';
 import type { ServiceOptions, Services } from '../../src/services.ts';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as Y from 'yjs';
 import { SCOPES, type Actor, type Scope } from '../../src/domains/workspace/actor.ts';
-import { importFixture, type ImportResult } from '../../src/domains/workspace/import.ts';
+import { importFixture, type ImportResult } from '../../src/domains/import/import.ts';
 import { openServices, type ServiceOptions, type Services } from '../../src/services.ts';
 import { dropPgSchema } from '../../src/storage/db.ts';
 import { PG_URL, type TestDatabase } from './databases.ts';

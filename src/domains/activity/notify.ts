@@ -1,6 +1,6 @@
 import { newId } from '../../ids.ts';
 import { maskSecrets } from '../../observability/secrets.ts';
-import type { Db } from '../workspace/access.ts';
+import type { Db } from '../../storage/schema.ts';
 
 /** What a notification says, to whom, and about what. */
 export interface Notice {

@@ -1,5 +1,5 @@
 import { jsonSchema, tool, type ToolSet } from 'ai';
-import { chat } from '../../engine/model.ts';
+import { chat } from '../../model/model.ts';
 import {
   askingComment,
   CONTEXT_CHARS,

@@ -1,7 +1,7 @@
 import type { ModelMessage } from 'ai';
-import { chat } from '../../engine/model.ts';
+import { chat } from '../../model/model.ts';
 import { DomainError } from '../../errors.ts';
-import type { PlanError } from '../automations/validate.ts';
+import type { PlanError } from '../../flowplan/validate.ts';
 import { parseBuilderAnswer } from './builder-answer.ts';
 import { askingComment, kindOf, readThreads, requestThread, threadText } from './context.ts';
 import { recordDraft, type Outcome } from './requests.ts';

@@ -1,4 +1,4 @@
-import type { ModelError } from '../../engine/model.ts';
+import type { ModelError } from '../../model/model.ts';
 import type { Scope } from '../workspace/actor.ts';
 import type { Outcome } from './requests.ts';
 

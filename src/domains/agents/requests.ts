@@ -1,10 +1,9 @@
 import { sql, type Selectable, type Updateable } from 'kysely';
 import { newId } from '../../ids.ts';
 import { maskSecrets } from '../../observability/secrets.ts';
-import type { AgentRequestTable } from '../../storage/schema.ts';
+import type { AgentRequestTable, Db } from '../../storage/schema.ts';
 import { insertAgentReply } from '../comments/agent-reply.ts';
 import type { Deps } from '../deps.ts';
-import type { Db } from '../workspace/access.ts';
 
 /**
  * Agent requests are a queue in the database, like runs' jobs: a worker claims a request with a

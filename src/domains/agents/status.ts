@@ -1,6 +1,6 @@
 import type { Deps } from '../deps.ts';
 import type { Actor } from '../workspace/actor.ts';
-import { artifactFor } from '../workspace/access.ts';
+import { artifactFor } from '../policies/artifacts.ts';
 
 export type RequestStatus = 'pending' | 'answering' | 'answered' | 'failed';
 

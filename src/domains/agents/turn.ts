@@ -1,4 +1,4 @@
-import type { ModelConfig } from '../../engine/model.ts';
+import type { ModelConfig } from '../../model/model.ts';
 import { DomainError } from '../../errors.ts';
 import type { Services } from '../../services.ts';
 import { targetIds } from '../activity/activity.ts';

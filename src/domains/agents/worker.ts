@@ -1,7 +1,7 @@
 import { DomainError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import { log } from '../../observability/log.ts';
-import { ModelError, type ModelConfig } from '../../engine/model.ts';
+import { ModelError, type ModelConfig } from '../../model/model.ts';
 import type { Services } from '../../services.ts';
 import type { Scope } from '../workspace/actor.ts';
 import { assistant } from './assistant.ts';

@@ -1,6 +1,6 @@
 import { DomainError, invalid } from '../../errors.ts';
 import type { Deps } from '../deps.ts';
-import type { Db } from '../workspace/access.ts';
+import type { Db } from '../../storage/schema.ts';
 import { checkPassword, hashPassword, verifyPassword } from './passwords.ts';
 import { claimAttempt, passwordKeys, settleAttempt } from './throttle.ts';
 

@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import { DomainError, invalid } from '../../errors.ts';
 import { newId } from '../../ids.ts';
-import type { ApprovalTable, AutomationTable, RunTable } from '../../storage/schema.ts';
+import type { ApprovalTable, AutomationTable, RunTable, Db } from '../../storage/schema.ts';
 import { notify } from '../activity/notify.ts';
 import type { Deps } from '../deps.ts';
 import {
@@ -10,11 +10,10 @@ import {
   DEFAULT_APPROVERS,
   requireDecide,
   type Approvers,
-  type Db,
-} from '../policies/index.ts';
+} from '../policies/approvals.ts';
 import type { Actor } from '../workspace/actor.ts';
 import { optionalString } from './args.ts';
-import { wake } from './runs.ts';
+import { wake } from '../../queue/jobs.ts';
 import { postToSession, updateCard } from './session.ts';
 
 /*
@@ -244,4 +243,17 @@ export async function timeOutApproval(
     `No decision on “${approval.message}” in time; the steps it guards were skipped.`,
   );
   return { status: 'skipped' };
+}
+
+/**
+ * A run that ended no longer waits: its pending approvals are cancelled, in the transaction that
+ * ends it (their cards stay as they were; the run's end is posted where it applies).
+ */
+export async function cancelPendingApprovals(trx: Db, runId: string): Promise<void> {
+  await trx
+    .updateTable('approvals')
+    .set({ status: 'cancelled' })
+    .where('run_id', '=', runId)
+    .where('status', '=', 'pending')
+    .execute();
 }

@@ -11,7 +11,7 @@ import { sessionView } from './session-view.ts';
 export type { AutomationOptions, Notify, Scope } from './context.ts';
 export type { StoredSummary } from './checks.ts';
 export { REPEATED_FAILURES, type DegradedReason } from './queries.ts';
-export { triggerText } from './triggers.ts';
+export { triggerText } from '../../flowplan/triggers.ts';
 
 /**
  * The automations service the tools, the JSON API, the CLI and the engine call: drafting and

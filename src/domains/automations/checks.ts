@@ -1,13 +1,14 @@
 import { DomainError } from '../../errors.ts';
-import type { Db } from '../workspace/access.ts';
+import type { Db } from '../../storage/schema.ts';
 import type { Actor } from '../workspace/actor.ts';
-import type { Catalogue } from './catalogue.ts';
+import type { Catalogue } from '../../capabilities/catalogue.ts';
 import type { AutomationsContext } from './context.ts';
-import type { PathPart } from './issues.ts';
-import type { FlowPlan, PlanNode, WriteApproval } from './plan.ts';
-import { summarise, type PlanSummary } from './steps.ts';
-import { subflowGraph, subflowTargetsFor, type SubflowTarget } from './subflows.ts';
-import { approverEmails, subflowTargets, validatePlan, type PlanError } from './validate.ts';
+import type { PathPart } from '../../flowplan/issues.ts';
+import type { FlowPlan, PlanNode, WriteApproval } from '../../flowplan/plan.ts';
+import { summarise, type PlanSummary } from '../../flowplan/summary.ts';
+import { subflowGraph, subflowTargetsFor } from './subflows.ts';
+import type { SubflowTarget } from '../../flowplan/subflows.ts';
+import { approverEmails, subflowTargets, validatePlan, type PlanError } from '../../flowplan/validate.ts';
 
 /** Stored with each version: what the plan does, plus whether it writes through its subflows. */
 export interface StoredSummary extends PlanSummary {

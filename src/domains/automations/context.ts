@@ -1,7 +1,9 @@
 import type { Deps } from '../deps.ts';
-import type { Db } from '../workspace/access.ts';
+import type { Db } from '../../storage/schema.ts';
 import type { Actor } from '../workspace/actor.ts';
-import { allPlugins, loadCatalogue, type Catalogue, type ConnectorPlugin } from './catalogue.ts';
+import { allPlugins, type Catalogue } from '../../capabilities/catalogue.ts';
+import { loadCatalogue } from './catalogue.ts';
+import type { ConnectorPlugin } from '../../capabilities/capability.ts';
 
 export interface AutomationOptions {
   /** Base of the `url` fields (the web app). */

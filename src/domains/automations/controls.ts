@@ -1,14 +1,14 @@
 import { DomainError, invalid } from '../../errors.ts';
-import { automationFor, requireControl } from '../policies/index.ts';
+import { automationFor, requireControl } from '../policies/automations.ts';
 import type { Actor } from '../workspace/actor.ts';
 import { personName } from '../workspace/artifacts.ts';
 import { optionalBoolean } from './args.ts';
 import type { AutomationsContext } from './context.ts';
 import { deliverEvent, duplicateDelivery, recordEvent, type IncomingEvent } from './events.ts';
-import type { Trigger } from './plan.ts';
-import { cancelDryRuns, queueRun, wake } from './runs.ts';
+import { type Trigger, nextFireAt } from '../../flowplan/triggers.ts';
+import { wake } from '../../queue/jobs.ts';
+import { cancelDryRuns, queueRun } from './runs.ts';
 import { postToSession } from './session.ts';
-import { nextFireAt } from './triggers.ts';
 
 /** What starts, stops and goes on: events in, runs now, pausing and resuming. Each tells the engine. */
 export function automationControls(ctx: AutomationsContext) {

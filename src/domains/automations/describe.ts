@@ -1,18 +1,11 @@
 import { z } from 'zod';
 import { invalid } from '../../errors.ts';
-import type { Catalogue, Capability } from './catalogue.ts';
-import {
-  binding,
-  MAX_NODES,
-  NODE_KINDS,
-  nodeShapes,
-  plan,
-  PLAN_VERSION,
-  TRANSFORM_OPS,
-  trigger,
-  WORKSPACE_EVENTS,
-  writeApproval,
-} from './plan.ts';
+import type { Catalogue } from '../../capabilities/catalogue.ts';
+import type { Capability } from '../../capabilities/capability.ts';
+import { binding } from '../../flowplan/bindings.ts';
+import { MAX_NODES, NODE_KINDS, nodeShapes, plan, PLAN_VERSION, writeApproval } from '../../flowplan/plan.ts';
+import { TRANSFORM_OPS } from '../../flowplan/transforms.ts';
+import { trigger, WORKSPACE_EVENTS } from '../../flowplan/triggers.ts';
 
 /** describe_capabilities output beyond this many bytes sheds the tail namespaces' schemas. */
 export const DESCRIBE_BUDGET_BYTES = 90_000;

@@ -1,14 +1,13 @@
 import type { Selectable } from 'kysely';
 import { DomainError, invalid } from '../../errors.ts';
 import { newId } from '../../ids.ts';
-import type { FlowTable } from '../../storage/schema.ts';
+import type { FlowTable, Db } from '../../storage/schema.ts';
 import type { Deps, WriteOptions } from '../deps.ts';
-import { automationFor, requireControl, type AutomationAccess } from '../policies/index.ts';
-import type { Db } from '../workspace/access.ts';
+import { automationFor, requireControl, type AutomationAccess } from '../policies/automations.ts';
 import { actedBy, type Actor } from '../workspace/actor.ts';
 import { failedPlan, storedSummary, validateFor, type StoredSummary } from './checks.ts';
 import type { AutomationsContext } from './context.ts';
-import type { WriteApproval } from './plan.ts';
+import type { WriteApproval } from '../../flowplan/plan.ts';
 
 /*
  * Draft versions: storing one (`draftVersion`), the person's unpublished drafts (`draftsService`)

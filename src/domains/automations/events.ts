@@ -1,8 +1,8 @@
 import type { Selectable } from 'kysely';
 import { DomainError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
-import type { AutomationTable, EventOutboxTable } from '../../storage/schema.ts';
-import { artifactFor, type Db } from '../workspace/access.ts';
+import type { AutomationTable, EventOutboxTable, Db } from '../../storage/schema.ts';
+import { artifactFor } from '../policies/artifacts.ts';
 import { SCOPES } from '../workspace/actor.ts';
 import { queueRun } from './runs.ts';
 

@@ -1,19 +1,18 @@
 import type { Selectable } from 'kysely';
 import { DomainError, invalid } from '../../errors.ts';
 import { newId } from '../../ids.ts';
-import type { FlowTable, FlowVersionTable } from '../../storage/schema.ts';
-import { automationFor, isAdmin, requireControl, type AutomationAccess } from '../policies/index.ts';
-import type { Db } from '../workspace/access.ts';
+import type { FlowTable, FlowVersionTable, Db } from '../../storage/schema.ts';
+import { automationFor, isAdmin, requireControl, type AutomationAccess } from '../policies/automations.ts';
 import type { Actor } from '../workspace/actor.ts';
 import { personName } from '../workspace/artifacts.ts';
 import { optionalBoolean, optionalString } from './args.ts';
 import { failedPlan, personalConnectorProblems, validateFor } from './checks.ts';
 import type { AutomationsContext, Notify, Scope } from './context.ts';
 import { checkDraftTarget, draftNotFound } from './drafts.ts';
-import type { FlowPlan, Trigger, WriteApproval } from './plan.ts';
+import type { FlowPlan, WriteApproval } from '../../flowplan/plan.ts';
+import { type Trigger, checkTrigger, nextFireAt, triggerText } from '../../flowplan/triggers.ts';
 import { postToSession } from './session.ts';
-import { checkTrigger, nextFireAt, triggerText } from './triggers.ts';
-import type { PlanError } from './validate.ts';
+import type { PlanError } from '../../flowplan/validate.ts';
 
 const MAX_COOLDOWN_S = 30 * 24 * 3600;
 

@@ -1,14 +1,15 @@
 import type { Selectable } from 'kysely';
 import { invalid } from '../../errors.ts';
 import type { AutomationTable } from '../../storage/schema.ts';
-import { automationFor, isAdmin } from '../policies/index.ts';
+import { automationFor, isAdmin } from '../policies/automations.ts';
 import type { Actor } from '../workspace/actor.ts';
 import { personName } from '../workspace/artifacts.ts';
 import { optionalBoolean } from './args.ts';
 import type { StoredSummary } from './checks.ts';
 import type { AutomationsContext, Notify, Scope } from './context.ts';
 import { describeCapabilities, type DescribeArgs } from './describe.ts';
-import type { FlowPlan, Trigger, WriteApproval } from './plan.ts';
+import type { FlowPlan, WriteApproval } from '../../flowplan/plan.ts';
+import type { Trigger } from '../../flowplan/triggers.ts';
 import { iso, latestRuns, runDetail } from './runs.ts';
 import { subflowTargetsFor } from './subflows.ts';
 

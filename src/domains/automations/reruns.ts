@@ -1,12 +1,12 @@
-import { stepsRunAgain } from '../../engine/retry.ts';
+import { stepsRunAgain } from '../../flowplan/rerun.ts';
 import { DomainError, invalid } from '../../errors.ts';
 import type { Deps } from '../deps.ts';
-import { automationFor, requireControl } from '../policies/index.ts';
-import type { Db } from '../workspace/access.ts';
+import { automationFor, requireControl } from '../policies/automations.ts';
+import type { Db } from '../../storage/schema.ts';
 import type { Actor } from '../workspace/actor.ts';
 import { personName } from '../workspace/artifacts.ts';
 import type { StoredSummary } from './automations.ts';
-import type { FlowPlan, PlanNode } from './plan.ts';
+import type { FlowPlan, PlanNode } from '../../flowplan/plan.ts';
 import { queueRun, TERMINAL_RUN } from './runs.ts';
 
 /**

@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import { newId } from '../../ids.ts';
-import type { AutomationTable, RunTable } from '../../storage/schema.ts';
-import type { Db } from '../workspace/access.ts';
+import type { AutomationTable, RunTable, Db } from '../../storage/schema.ts';
+import { addJobs, dropJobs } from '../../queue/jobs.ts';
 
 type AutomationRow = Selectable<AutomationTable>;
 
@@ -70,36 +70,9 @@ export async function queueRuns(trx: Db, inputs: QueueRunInput[]): Promise<strin
       .insertInto('runs')
       .values(runs.slice(i, i + perInsert))
       .execute();
-  const jobs = runs.map((r) => ({
-    run_id: r.id,
-    available_at: now,
-    locked_by: null,
-    locked_until: null,
-    created_at: now,
-    claims: 0,
-  }));
-  for (let i = 0; i < jobs.length; i += 1000)
-    await trx
-      .insertInto('jobs')
-      .values(jobs.slice(i, i + 1000))
-      .execute();
-  return runs.map((r) => r.id);
-}
-
-/** Makes a run's job due at `at` (creating the job when the run has none). */
-export async function wake(trx: Db, runId: string, at = Date.now()): Promise<void> {
-  await trx
-    .insertInto('jobs')
-    .values({
-      run_id: runId,
-      available_at: at,
-      locked_by: null,
-      locked_until: null,
-      created_at: Date.now(),
-      claims: 0,
-    })
-    .onConflict((oc) => oc.column('run_id').doUpdateSet({ available_at: at }))
-    .execute();
+  const ids = runs.map((r) => r.id);
+  await addJobs(trx, ids, now);
+  return ids;
 }
 
 /** Ends an automation's unfinished dry runs (pausing it does): they never start or go on again. */
@@ -120,7 +93,7 @@ export async function cancelDryRuns(trx: Db, automationId: string, why: string):
     .where('id', 'in', ids)
     .where('status', 'not in', [...TERMINAL_RUN])
     .execute();
-  await trx.deleteFrom('jobs').where('run_id', 'in', ids).execute();
+  await dropJobs(trx, ids);
 }
 
 /** A stored time (ms since the epoch) as automations show it: an ISO-8601 instant in UTC. */

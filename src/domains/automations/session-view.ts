@@ -1,5 +1,6 @@
-import { approversInWords, decider, mayDecide, parseApprovers, sessionFor } from '../policies/index.ts';
-import type { Db } from '../workspace/access.ts';
+import { approversInWords, decider, mayDecide, parseApprovers } from '../policies/approvals.ts';
+import { sessionFor } from '../policies/sessions.ts';
+import type { Db } from '../../storage/schema.ts';
 import type { Actor } from '../workspace/actor.ts';
 import { iso } from './runs.ts';
 

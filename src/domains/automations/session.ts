@@ -1,4 +1,4 @@
-import type { Db } from '../workspace/access.ts';
+import type { Db } from '../../storage/schema.ts';
 import { postMessage } from '../workspace/messages.ts';
 
 export { updateCard } from '../workspace/messages.ts';

@@ -1,11 +1,14 @@
 import { invalid } from '../../errors.ts';
 import type { Deps } from '../deps.ts';
 import type { ActedBy, Actor } from '../workspace/actor.ts';
-import { automationFor, decider, mayDecide, parseApprovers, type Db } from '../policies/index.ts';
-import { planDiff, type PlanDiff } from './plan-diff.ts';
-import type { FlowPlan, PlanNode, Trigger, WriteApproval } from './plan.ts';
+import { automationFor } from '../policies/automations.ts';
+import { decider, mayDecide, parseApprovers } from '../policies/approvals.ts';
+import type { Db } from '../../storage/schema.ts';
+import { planDiff, type PlanDiff } from '../../flowplan/plan-diff.ts';
+import type { FlowPlan, PlanNode, WriteApproval } from '../../flowplan/plan.ts';
+import type { Trigger } from '../../flowplan/triggers.ts';
 import { iso, runDetail } from './runs.ts';
-import { schedulePreview } from './schedule-preview.ts';
+import { schedulePreview } from '../../flowplan/schedule-preview.ts';
 import type { StoredSummary } from './checks.ts';
 
 /** Versions of a plan shown at once, newest first. */

@@ -1,5 +1,5 @@
 import { newId } from '../../ids.ts';
-import type { Db } from '../workspace/access.ts';
+import type { Db } from '../../storage/schema.ts';
 
 /** An agent's reply is kept to what a person's comment may hold. */
 export const AGENT_REPLY_MAX = 20_000;

@@ -3,7 +3,7 @@ import { DomainError, invalid } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import type { Deps, WriteOptions } from '../deps.ts';
 import type { Actor } from '../workspace/actor.ts';
-import { artifactFor, requireRole } from '../workspace/access.ts';
+import { artifactFor, requireRole } from '../policies/artifacts.ts';
 import type { Anchors } from '../documents/anchors.ts';
 import type { Database } from '../../storage/schema.ts';
 import { recordMentions } from './record-mentions.ts';

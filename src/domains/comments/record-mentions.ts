@@ -2,7 +2,8 @@ import { notify } from '../activity/notify.ts';
 import { sql } from 'kysely';
 import { newId } from '../../ids.ts';
 import { SCOPES, type Actor } from '../workspace/actor.ts';
-import { effectiveRole, type Artifact, type Db } from '../workspace/access.ts';
+import { effectiveRole, type Artifact } from '../policies/artifacts.ts';
+import type { Db } from '../../storage/schema.ts';
 import { findMentions, resolveMentions } from './mentions.ts';
 
 /**

@@ -1,9 +1,10 @@
 import { invalid } from '../../errors.ts';
 import { holdSecrets } from '../../observability/secrets.ts';
-import { CONNECTOR_PLUGINS, providerName } from '../automations/catalogue.ts';
+import { CONNECTOR_PLUGINS, providerName } from '../../capabilities/catalogue.ts';
 import type { Deps } from '../deps.ts';
 import type { Actor } from '../workspace/actor.ts';
-import { effectiveSettings, missingSettings, settingsOf, type Settings } from './settings.ts';
+import { effectiveSettings, missingSettings, settingsOf } from './settings.ts';
+import type { Settings } from '../../capabilities/settings.ts';
 import { storedSettings } from './store.ts';
 
 /** What a capability call goes through: a connection's provider and effective settings. */

@@ -1,10 +1,11 @@
 import { DomainError, invalid } from '../../errors.ts';
 import { newId } from '../../ids.ts';
-import { isAdmin } from '../automations/access.ts';
-import { CONNECTOR_PLUGINS, pluginOfProvider, providerName } from '../automations/catalogue.ts';
+import { isAdmin } from '../policies/automations.ts';
+import { CONNECTOR_PLUGINS, pluginOfProvider, providerName } from '../../capabilities/catalogue.ts';
 import type { Deps } from '../deps.ts';
 import type { Actor } from '../workspace/actor.ts';
-import { applySettings, missingSettings, settingsOf, shownSettings, type Settings } from './settings.ts';
+import { applySettings, missingSettings, settingsOf, shownSettings } from './settings.ts';
+import type { Settings } from '../../capabilities/settings.ts';
 import { connectionFor } from './connection.ts';
 import { readSettings, settingsColumns, storedSettings, type ConnectorRow } from './store.ts';
 

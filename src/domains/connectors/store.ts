@@ -1,9 +1,10 @@
 import type { Selectable } from 'kysely';
 import type { ConnectorTable } from '../../storage/schema.ts';
 import { invalid } from '../../errors.ts';
-import { providerName } from '../automations/catalogue.ts';
+import { providerName } from '../../capabilities/catalogue.ts';
 import { SealError, type SecretBox } from './secrets.ts';
-import { splitSecrets, type Settings } from './settings.ts';
+import { splitSecrets } from './settings.ts';
+import type { Settings } from '../../capabilities/settings.ts';
 
 /** How a connector's settings are kept in its row: `config` in the open, `sealed` sealed. */
 

@@ -1,5 +1,5 @@
 import * as Y from 'yjs';
-import type { Artifact } from '../workspace/access.ts';
+import type { Artifact } from '../policies/artifacts.ts';
 import { artifactText } from '../workspace/artifact-text.ts';
 import { blockText, liveBlocks, projection } from './model.ts';
 import type { DocumentStore } from './store.ts';

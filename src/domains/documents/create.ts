@@ -4,7 +4,8 @@ import { DomainError, invalid } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import type { Deps, WriteOptions } from '../deps.ts';
 import type { Actor } from '../workspace/actor.ts';
-import { artifactFor, requireRole, type Artifact, type Db } from '../workspace/access.ts';
+import { artifactFor, requireRole, type Artifact } from '../policies/artifacts.ts';
+import type { Db } from '../../storage/schema.ts';
 import {
   insertArtifact,
   personName,

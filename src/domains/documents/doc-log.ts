@@ -1,6 +1,6 @@
 import * as Y from 'yjs';
 import type { Deps } from '../deps.ts';
-import type { Db } from '../workspace/access.ts';
+import type { Db } from '../../storage/schema.ts';
 import { LOAD_ORIGIN, type LiveDoc, type Unsaved } from './live-doc.ts';
 import { docFromMarkdown, encodeState } from './model.ts';
 

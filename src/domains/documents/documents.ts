@@ -1,6 +1,6 @@
 import type { Deps } from '../deps.ts';
 import type { Actor } from '../workspace/actor.ts';
-import { artifactFor, requireRole } from '../workspace/access.ts';
+import { artifactFor, requireRole } from '../policies/artifacts.ts';
 import { creator } from './create.ts';
 import { editor, requireDocument, type EditHooks } from './edit.ts';
 import { leases } from './lease.ts';

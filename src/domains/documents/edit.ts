@@ -1,7 +1,7 @@
 import { DomainError, invalid } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import type { Actor } from '../workspace/actor.ts';
-import { artifactFor, requireRole, type Artifact } from '../workspace/access.ts';
+import { artifactFor, requireRole, type Artifact } from '../policies/artifacts.ts';
 import { personName } from '../workspace/artifacts.ts';
 import type { Deps, WriteOptions } from '../deps.ts';
 import { findExcerpt, nearestPassages, shorten } from './excerpt.ts';

@@ -4,9 +4,9 @@ import { invalid } from '../../errors.ts';
 import type { Database } from '../../storage/schema.ts';
 import type { Deps } from '../deps.ts';
 import type { Actor } from '../workspace/actor.ts';
-import { conversationFor, podFor, rolesFor, type Artifact } from '../workspace/access.ts';
+import { conversationFor, podFor, rolesFor, type Artifact } from '../policies/artifacts.ts';
 import { artifactText } from '../workspace/artifact-text.ts';
-import type { Role } from '../workspace/roles.ts';
+import type { Role } from '../policies/roles.ts';
 import { sharedSecret } from '../workspace/settings.ts';
 import { clampNumber } from './read.ts';
 

@@ -1,9 +1,9 @@
 import { DomainError, invalid, notFound } from '../../errors.ts';
 import type { Deps } from '../deps.ts';
 import type { Actor } from '../workspace/actor.ts';
-import { artifactFor } from '../workspace/access.ts';
+import { artifactFor } from '../policies/artifacts.ts';
 import { personName } from '../workspace/artifacts.ts';
-import { roleRank } from '../workspace/roles.ts';
+import { roleRank } from '../policies/roles.ts';
 import type { LiveDoc } from './live-doc.ts';
 import { refusePersonUpdate } from './person-update.ts';
 import type { DocumentStore } from './store.ts';

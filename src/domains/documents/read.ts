@@ -1,7 +1,7 @@
 import { DomainError } from '../../errors.ts';
 import type { Deps } from '../deps.ts';
 import type { Actor } from '../workspace/actor.ts';
-import { artifactFor } from '../workspace/access.ts';
+import { artifactFor } from '../policies/artifacts.ts';
 import { artifactText } from '../workspace/artifact-text.ts';
 import { readDigest, type VersionDigest } from './model.ts';
 import type { DocumentStore } from './store.ts';

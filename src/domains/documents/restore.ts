@@ -3,7 +3,7 @@ import { newId } from '../../ids.ts';
 import { packText, unpackText } from '../../storage/packed.ts';
 import type { Deps } from '../deps.ts';
 import type { Actor } from '../workspace/actor.ts';
-import { artifactFor, requireRole } from '../workspace/access.ts';
+import { artifactFor, requireRole } from '../policies/artifacts.ts';
 import { requireDocument } from './edit.ts';
 import { leases } from './lease.ts';
 import type { VersionRow } from './live-doc.ts';

@@ -2,7 +2,7 @@ import { DomainError, invalid } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import type { Deps, WriteOptions } from '../deps.ts';
 import type { Actor } from '../workspace/actor.ts';
-import { artifactFor, requireRole, type Artifact, type ArtifactAccess } from '../workspace/access.ts';
+import { artifactFor, requireRole, type Artifact, type ArtifactAccess } from '../policies/artifacts.ts';
 import {
   insertArtifact,
   personName,

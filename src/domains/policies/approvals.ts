@@ -1,8 +1,8 @@
 import type { Selectable } from 'kysely';
 import { DomainError } from '../../errors.ts';
-import type { ApprovalTable } from '../../storage/schema.ts';
+import type { ApprovalTable, Db } from '../../storage/schema.ts';
 import type { Actor } from '../workspace/actor.ts';
-import { isParticipant, type Db } from './artifacts.ts';
+import { isParticipant } from './artifacts.ts';
 import { automationFor } from './automations.ts';
 
 /** Who may decide an approval step, as its plan names them. */

@@ -1,14 +1,13 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { Selectable } from 'kysely';
 import { DomainError, notFound } from '../../errors.ts';
-import type { ArtifactTable, ConversationTable, Database, PodTable } from '../../storage/schema.ts';
+import type { ArtifactTable, ConversationTable, Db, PodTable } from '../../storage/schema.ts';
 import type { Actor } from '../workspace/actor.ts';
-import { highestRole, isRole, roleRank, type Role } from '../workspace/roles.ts';
+import { highestRole, isRole, roleRank, type Role } from './roles.ts';
 
 /**
  * The one place that answers "may this person do X to this object". Anything the caller
  * cannot reach fails exactly like an id that does not exist.
  */
-export type Db = Kysely<Database> | Transaction<Database>;
 export type Artifact = Selectable<ArtifactTable>;
 export type Conversation = Selectable<ConversationTable>;
 export type Pod = Selectable<PodTable>;

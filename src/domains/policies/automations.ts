@@ -1,7 +1,6 @@
 import type { Selectable } from 'kysely';
 import { DomainError } from '../../errors.ts';
-import type { AutomationTable } from '../../storage/schema.ts';
-import type { Db } from './artifacts.ts';
+import type { AutomationTable, Db } from '../../storage/schema.ts';
 import type { Actor } from '../workspace/actor.ts';
 
 type AutomationRow = Selectable<AutomationTable>;

@@ -1,6 +1,7 @@
 import { DomainError } from '../../errors.ts';
 import type { Actor } from '../workspace/actor.ts';
-import { isParticipant, type Conversation, type Db } from './artifacts.ts';
+import { isParticipant, type Conversation } from './artifacts.ts';
+import type { Db } from '../../storage/schema.ts';
 import { automationFor } from './automations.ts';
 
 export const sessionNotFound = () => new DomainError('not_found', 'Session not found');

@@ -1,4 +1,4 @@
-import type { Artifact } from './access.ts';
+import type { Artifact } from '../policies/artifacts.ts';
 
 interface TableData {
   columns: string[];

@@ -2,7 +2,8 @@ import { postMessage } from './messages.ts';
 import { newId } from '../../ids.ts';
 import { DomainError, invalid } from '../../errors.ts';
 import type { Actor } from './actor.ts';
-import { conversationFor, podFor, type Artifact, type Db } from './access.ts';
+import { conversationFor, podFor, type Artifact } from '../policies/artifacts.ts';
+import type { Db } from '../../storage/schema.ts';
 
 export type ArtifactType = 'document' | 'html_app' | 'table';
 export type ArtifactScope = 'user' | 'pod' | 'org';

@@ -1,6 +1,6 @@
 import { newId } from '../../ids.ts';
 import { maskDeep, maskSecrets } from '../../observability/secrets.ts';
-import type { Db } from './access.ts';
+import type { Db } from '../../storage/schema.ts';
 
 /** A message in a conversation (a room or an automation's session): text, or a card people act on. */
 export interface NewMessage {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Db } from './access.ts';
+import type { Db } from '../../storage/schema.ts';
 
 /** A secret shared by every process on one database, made on first use (signing cursors). */
 export async function sharedSecret(db: Db, name: string): Promise<Buffer> {

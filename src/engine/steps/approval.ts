@@ -1,5 +1,5 @@
 import { approvalOfStep, requestApproval, timeOutApproval } from '../../domains/automations/approvals.ts';
-import { DEFAULT_APPROVAL_TIMEOUT_S } from '../../domains/automations/plan.ts';
+import { DEFAULT_APPROVAL_TIMEOUT_S } from '../../flowplan/plan.ts';
 import { checkLength } from '../limits.ts';
 import { asText } from '../values.ts';
 import { resolve } from '../walker.ts';

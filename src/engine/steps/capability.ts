@@ -1,9 +1,9 @@
-import type { Capability } from '../../domains/automations/catalogue.ts';
-import type { PlanNode } from '../../domains/automations/plan.ts';
-import { atMostOnce, implementationOf, type CallContext } from '../capabilities.ts';
-import { callModel } from '../model.ts';
+import type { Capability, CallContext } from '../../capabilities/capability.ts';
+import type { PlanNode } from '../../flowplan/plan.ts';
+import { atMostOnce, implementationOf } from '../../capabilities/catalogue.ts';
+import { callModel } from '../../model/model.ts';
 import type { RunState } from '../run-state.ts';
-import { StepError } from '../values.ts';
+import { StepError } from '../../errors.ts';
 import { resolve, resolveInputs } from '../walker.ts';
 import { defineNodeKind, type StepEnv } from './context.ts';
 import { effectDone, effectKey, effectOf, effectStarted, effectUndone } from './effects.ts';

@@ -1,14 +1,12 @@
 import type { Kysely } from 'kysely';
-import type { Capability } from '../../domains/automations/catalogue.ts';
-import type { PlanNode } from '../../domains/automations/plan.ts';
+import type { Capability, Impl } from '../../capabilities/capability.ts';
+import type { PlanNode } from '../../flowplan/plan.ts';
 import { postToSession } from '../../domains/automations/session.ts';
-import type { Db } from '../../domains/workspace/access.ts';
+import type { Db, Database } from '../../storage/schema.ts';
 import type { Services } from '../../services.ts';
-import type { Database } from '../../storage/schema.ts';
-import type { Impl } from '../capabilities.ts';
-import type { Resolver } from '../http-fetch.ts';
+import type { Resolver } from '../../net/http-fetch.ts';
 import type { RunLimits } from '../limits.ts';
-import type { ModelConfig } from '../model.ts';
+import type { ModelConfig } from '../../model/model.ts';
 import type { NodeStore, RunState } from '../run-state.ts';
 import type { Scope, NodeRow } from '../walker.ts';
 

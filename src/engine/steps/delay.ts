@@ -1,4 +1,4 @@
-import { StepError } from '../values.ts';
+import { StepError } from '../../errors.ts';
 import { resolve } from '../walker.ts';
 import { defineNodeKind } from './context.ts';
 

@@ -1,6 +1,5 @@
 import type { Transaction } from 'kysely';
-import type { Db } from '../../domains/workspace/access.ts';
-import type { Database } from '../../storage/schema.ts';
+import type { Db, Database } from '../../storage/schema.ts';
 
 /**
  * The one writer of `run_effects`: what a write did, stored in the write's own transaction (or,

@@ -1,4 +1,4 @@
-import type { PlanNode } from '../../domains/automations/plan.ts';
+import type { PlanNode } from '../../flowplan/plan.ts';
 import { approvalNode } from './approval.ts';
 import { agentNode, capabilityNode } from './capability.ts';
 import type { NodeKind } from './context.ts';

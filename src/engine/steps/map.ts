@@ -1,6 +1,6 @@
-import { MAX_MAP_ITEMS } from '../../domains/automations/plan.ts';
-import { checkLength, LimitError } from '../limits.ts';
-import { StepError } from '../values.ts';
+import { MAX_MAP_ITEMS } from '../../flowplan/plan.ts';
+import { checkLength } from '../limits.ts';
+import { LimitError, StepError } from '../../errors.ts';
 import { bodySize, resolve } from '../walker.ts';
 import { defineNodeKind } from './context.ts';
 

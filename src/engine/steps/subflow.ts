@@ -1,7 +1,6 @@
 import { queueRun, TERMINAL_RUN } from '../../domains/automations/runs.ts';
 import { subflowRefusal } from '../../domains/automations/subflows.ts';
-import { LimitError } from '../limits.ts';
-import { StepError } from '../values.ts';
+import { LimitError, StepError } from '../../errors.ts';
 import { resolveInputs } from '../walker.ts';
 import { defineNodeKind } from './context.ts';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { triggerText } from '../../domains/automations/automations.ts';
-import type { Trigger } from '../../domains/automations/plan.ts';
+import type { Trigger } from '../../flowplan/triggers.ts';
 import { DomainError } from '../../errors.ts';
 import { defineTool, READ_ONLY, specChecked, WRITE } from '../tool.ts';
 

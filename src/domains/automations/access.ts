@@ -1,2 +1,0 @@
-/** The automation rules live in the policies module; this path stays for its callers. */
-export * from '../policies/automations.ts';
