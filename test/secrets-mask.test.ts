@@ -170,7 +170,7 @@ describe('the model key in logs', () => {
     // A process of its own, so its log lines (written straight to standard error) can be read.
     const script = `
       import { log } from '${root}src/observability/log.ts';
-      import { chat } from '${root}src/engine/model.ts';
+      import { chat } from '${root}src/model/model.ts';
       const config = { url: process.env.MODEL_URL, key: process.env.MODEL_KEY, model: 'test-model' };
       try {
         await chat(config, { instructions: 'x', messages: [{ role: 'user', content: 'hi' }], timeoutMs: 5000 });

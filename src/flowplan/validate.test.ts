@@ -417,6 +417,16 @@ describe('validatePlan: node/duplicate-id', () => {
       says: /already used at nodes\.0\.body\.nodes\.0/,
     });
   });
+
+  it('still checks the body of a map whose id is taken, so every mistake in it is reported', () => {
+    const errors = errorsOf(planOf([mapOver('m', [notify('x')], 'x'), mapOver('m', [[]], 'x')]));
+    assert.ok(rules(errors).includes('node/duplicate-id'));
+    expectError(errors, {
+      rule: 'shape',
+      path: ['nodes', 1, 'body', 'nodes', 0],
+      says: /must be a node object/,
+    });
+  });
 });
 
 // ── edges ───────────────────────────────────────────────────────────────────────────────────────

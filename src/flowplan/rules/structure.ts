@@ -256,11 +256,13 @@ export function readGraph(raw: Record<string, unknown>, report: Report): PlanGra
       const parsed = nodeShape(rawNode, path, report);
       if (!isObject(rawNode) || typeof rawNode.id !== 'string') return;
       const gn: GraphNode = { id: rawNode.id, index, path, parsed, kind: rawNode.kind, level };
-      if (nodeDuplicateId(gn, graph.nodes.get(gn.id), report)) return;
+      const duplicate = nodeDuplicateId(gn, graph.nodes.get(gn.id), report);
+      // A map's body is read whatever its own id, so every mistake inside it is reported too.
+      if (rawNode.kind === 'map') maps.push([gn, rawNode]);
+      if (duplicate) return;
       graph.nodes.set(gn.id, gn);
       level.nodes.push(gn);
       level.byId.set(gn.id, gn);
-      if (rawNode.kind === 'map') maps.push([gn, rawNode]);
     });
 
     (Array.isArray(rawEdges) ? rawEdges : []).forEach((rawEdge, index) => {
