@@ -434,6 +434,10 @@ describe('the page viewer in a browser', { skip: SKIP }, () => {
         frameShown(tab, server.pagesUrl),
       ]);
       assert.equal(shellResponse?.status(), 200, `GET /pages/${page.pageId}`);
+      await tab.waitForFunction(
+        (origin) => document.querySelector('iframe')?.getAttribute('src')?.startsWith(origin) === true,
+        server.pagesUrl,
+      );
       const shell = await readShell(tab);
       assert.equal(shell.title, page.title, 'the title is shown as text');
       assert.equal(shell.frames, 1);
