@@ -22,5 +22,5 @@ export default tseslint.config(
     languageOptions: { globals: { ...globals.browser } },
   },
   // Command-line programs talk on stdout.
-  { files: ['bin/**', 'bench/**', 'scripts/**', 'src/cli/**', 'test/**'], rules: { 'no-console': 'off' } },
+  { files: ['bin/**', 'bench/**', 'scripts/**', 'soak/**', 'src/cli/**', 'test/**'], rules: { 'no-console': 'off' } },
 );

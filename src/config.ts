@@ -87,6 +87,9 @@ const envSchema = z.object({
     .default(120),
 });
 
+/** Every environment variable Tandem reads (deployment files are checked against it). */
+export const CONFIG_KEYS: readonly string[] = Object.keys(envSchema.shape);
+
 export interface Config {
   dataDir: string;
   databaseUrl: string | undefined;

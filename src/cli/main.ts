@@ -4,6 +4,7 @@ import { SCOPES } from '../domains/workspace/actor.ts';
 import { importFixture } from '../domains/import/import.ts';
 import { LookupError } from '../domains/workspace/people.ts';
 import { DomainError } from '../errors.ts';
+import { serveOps } from '../http/ops.ts';
 import { serveMcpStdio } from '../mcp/stdio.ts';
 import { migrate, openStorage } from '../storage/db.ts';
 import { configuredEngine, DEMO_USER, ensureDemo, openConfiguredServices, startServer } from '../server.ts';
@@ -27,7 +28,8 @@ Commands:
   user password --user EMAIL [--workspace NAME]
                                            set a person's password, read from standard input
   migrate                                  apply database migrations
-  worker                                   run automations and schedules only (scale-out)
+  worker [--health-port N]                 run automations and schedules only (scale-out); with
+                                           --health-port, /healthz, /readyz and /metrics on N
   approve APPROVAL_ID --user EMAIL [--workspace NAME] [--reject] [--note TEXT]
                                            decide an approval as that person
 ${CONNECTOR_USAGE}
@@ -75,15 +77,18 @@ async function serveCommand(args: string[]) {
 }
 
 async function workerCommand(args: string[]) {
-  parse(args, {});
+  const { values } = parse(args, { 'health-port': { type: 'string' } });
+  const healthPort = portOption(values['health-port']);
   const config = loadConfig();
   const services = await openConfiguredServices(config);
   const engine = configuredEngine(config, services);
   await engine.start();
+  const health = healthPort ? await serveOps(services, config, healthPort, config.host) : undefined;
   console.log(
     `Tandem worker ${engine.workerId} is running automations (data: ${config.databaseUrl ? 'PostgreSQL' : config.sqlitePath})`,
   );
   const stop = async () => {
+    await health?.close();
     await engine.stop();
     await services.close();
     process.exit(0);

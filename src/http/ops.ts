@@ -1,5 +1,6 @@
 import { Socket } from 'node:net';
 import { getConnInfo } from '@hono/node-server/conninfo';
+import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { sql } from 'kysely';
 import { timingSafeEqual } from 'node:crypto';
@@ -79,4 +80,22 @@ export function opsRoutes(services: Services, config: Config) {
     return c.body(await registry.metrics());
   });
   return app;
+}
+
+/**
+ * `/healthz`, `/readyz` and `/metrics` on a port of their own, for a `tandem worker` (which serves
+ * nothing else) so a container's health check and a scraper can reach it.
+ */
+export function serveOps(
+  services: Services,
+  config: Config,
+  port: number,
+  host: string,
+): Promise<{ close(): Promise<void> }> {
+  const app = opsRoutes(services, config);
+  return new Promise((resolve) => {
+    const server = serve({ fetch: app.fetch, port, hostname: host }, () =>
+      resolve({ close: () => new Promise<void>((done) => server.close(() => done())) }),
+    );
+  });
 }
