@@ -193,7 +193,7 @@ export class TandemProcess {
         return this.ready();
       },
       `${this.name} to be ready`,
-      60_000,
+      180_000,
     );
   }
 

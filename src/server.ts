@@ -1,3 +1,4 @@
+import { setLogLevel } from './observability/log.ts';
 import { serve, type ServerType } from '@hono/node-server';
 import type { Config } from './config.ts';
 import { newPassword } from './domains/auth/passwords.ts';
@@ -26,6 +27,7 @@ export interface RunningServer {
  * so people see its agents write), and with `REDIS_URL` every instance shares their changes.
  */
 export async function openConfiguredServices(config: Config): Promise<Services> {
+  setLogLevel(config.logLevel);
   const services = await openServices({
     databaseUrl: config.databaseUrl,
     sqlitePath: config.sqlitePath,

@@ -5,7 +5,7 @@ import { apiRoutes } from './api.ts';
 import { rememberClientAddress } from './client-address.ts';
 import { collabTicketApp } from './collab-tickets.ts';
 import { answerError } from './errors.ts';
-import { limitBodies, sameOriginOnly, securityHeaders } from './guards.ts';
+import { limitBodies, requestContext, sameOriginOnly, securityHeaders } from './guards.ts';
 import { hookRoutes } from './hooks.ts';
 import { signInRoutes } from './login.ts';
 import { mcpHttp } from './mcp-route.ts';
@@ -26,6 +26,7 @@ export function createApp(services: Services, config: Config, signer: PageLinkSi
   const oauth = oauthRoutes(services, config.publicUrl);
 
   // Every request passes these before any route reads it.
+  app.use('*', requestContext());
   app.use('*', rememberClientAddress(config.trustProxy));
   app.use('*', securityHeaders());
   app.use('*', limitBodies());

@@ -2,6 +2,7 @@ import { getCookie } from 'hono/cookie';
 import type { Context } from 'hono';
 import type { Credential } from '../domains/auth/credentials.ts';
 import type { Actor } from '../domains/workspace/actor.ts';
+import { addLogContext } from '../observability/log.ts';
 import type { Services } from '../services.ts';
 
 export const SESSION_COOKIE = 'tandem_session';
@@ -32,9 +33,13 @@ export function hasSessionCookie(c: Context): boolean {
 export async function requestCredential(services: Services, c: Context): Promise<Credential | null> {
   const found = requestToken(c);
   if (!found) return null;
-  return found.via === 'cookie'
-    ? services.credentials.session(found.token)
-    : services.credentials.bearer(found.token, undefined);
+  const credential =
+    found.via === 'cookie'
+      ? await services.credentials.session(found.token)
+      : await services.credentials.bearer(found.token, undefined);
+  if (credential)
+    addLogContext({ person: credential.actor.personId, workspace: credential.actor.workspaceId });
+  return credential;
 }
 
 /** The person behind a request: a bearer token, or the browser session cookie. */

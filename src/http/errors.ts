@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { DomainError, type ErrorCode } from '../errors.ts';
+import { log } from '../observability/log.ts';
 import { escapeHtml, htmlPage } from './html.ts';
 
 /** The one map from a refusal's code to its HTTP status; any code not named is a 400. */
@@ -46,6 +47,6 @@ export function answerError(error: Error, c: Context): Response {
       status,
     );
   }
-  console.error(`${c.req.method} ${c.req.path} failed`, error);
+  log.error({ err: error, method: c.req.method, path: c.req.path }, 'request failed');
   return c.json({ error: 'internal', message: 'An unexpected server error stopped this request.' }, 500);
 }

@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { log, withLogContext } from '../observability/log.ts';
 import { hasSessionCookie } from './auth.ts';
 import { escapeHtml, htmlPage } from './html.ts';
 import { isAuthorizationServerPath } from './oauth/paths.ts';
@@ -171,5 +173,32 @@ export function securityHeaders(): MiddlewareHandler {
     if (!c.res.headers.has('content-security-policy')) c.header('Content-Security-Policy', appPageCsp());
     c.header('X-Frame-Options', 'DENY');
     c.header('Referrer-Policy', 'same-origin');
+  };
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+/**
+ * Gives each request an id (a proxy's `X-Request-Id` when it is a plain token, else a new one),
+ * answers with it, and puts it in the context of every log line the request writes.
+ */
+export function requestContext(): MiddlewareHandler {
+  return async (c, next) => {
+    const given = c.req.header('x-request-id');
+    const id = given && REQUEST_ID.test(given) ? given : randomUUID();
+    c.header('X-Request-Id', id);
+    const started = performance.now();
+    await withLogContext({ request: id }, async () => {
+      await next();
+      log.debug(
+        {
+          method: c.req.method,
+          path: c.req.path,
+          status: c.res.status,
+          ms: Math.round(performance.now() - started),
+        },
+        'request',
+      );
+    });
   };
 }

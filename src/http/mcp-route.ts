@@ -8,6 +8,7 @@ import type { Credential } from '../domains/auth/credentials.ts';
 import type { Actor } from '../domains/workspace/actor.ts';
 import { SCOPES } from '../domains/workspace/actor.ts';
 import { buildMcpServer } from '../mcp/registry.ts';
+import { addLogContext, log } from '../observability/log.ts';
 import type { Services } from '../services.ts';
 import { MCP_MAX_BODY } from './guards.ts';
 
@@ -54,6 +55,7 @@ export function mcpHttp(services: Services, resourceUrl: URL, allowedHosts: stri
     const token = /^Bearer\s+(\S+)$/i.exec(header)?.[1];
     const credential: Credential | null = token ? await services.credentials.bearer(token, resource) : null;
     if (!credential || !token) return unauthorized(true);
+    addLogContext({ person: credential.actor.personId, workspace: credential.actor.workspaceId });
     return {
       token,
       clientId: credential.clientId ?? credential.credentialId,
@@ -72,7 +74,7 @@ export function mcpHttp(services: Services, resourceUrl: URL, allowedHosts: stri
       if (!actor) throw new Error('an MCP request reached the server without a verified caller');
       return buildMcpServer(services, actor);
     },
-    { onerror: (error) => console.error('mcp:', error.message), maxRequestBodySize: MCP_MAX_BODY },
+    { onerror: (error) => log.error({ err: error }, 'mcp request failed'), maxRequestBodySize: MCP_MAX_BODY },
   );
 
   return {

@@ -1,6 +1,7 @@
 import { INVALID_REQUEST } from '@modelcontextprotocol/server';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import type { Actor } from '../domains/workspace/actor.ts';
+import { log } from '../observability/log.ts';
 import type { Services } from '../services.ts';
 import { MAX_MESSAGE_BYTES, MessageLines } from './message-lines.ts';
 import { buildMcpServer } from './registry.ts';
@@ -27,7 +28,7 @@ export function serveMcpStdio(services: Services, actor: Actor): Promise<void> {
     const transport = new StdioServerTransport(lines, process.stdout, { maxBufferSize: Infinity });
     const handle = serveStdio(() => buildMcpServer(services, actor), {
       transport,
-      onerror: (error) => console.error('mcp:', error.message),
+      onerror: (error) => log.error({ err: error }, 'mcp message failed'),
     });
     process.stdin.once('end', () => {
       void handle.close().then(resolve);

@@ -2,10 +2,11 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import pino from 'pino';
 import { maskSecrets } from './secrets.ts';
 
-/** What the work being logged is about: the request, the person it acts for, the run. */
+/** What the work being logged is about: the request, the person it acts for and where, the run. */
 export interface LogContext {
   request?: string;
   person?: string;
+  workspace?: string;
   run?: string;
 }
 
@@ -14,6 +15,12 @@ const context = new AsyncLocalStorage<LogContext>();
 /** Runs `work` with `extra` added to the context every log line inside it carries. */
 export function withLogContext<T>(extra: LogContext, work: () => T): T {
   return context.run({ ...context.getStore(), ...extra }, work);
+}
+
+/** Adds to the context of the work under way (a request learns its person once it is checked). */
+export function addLogContext(extra: LogContext): void {
+  const store = context.getStore();
+  if (store) Object.assign(store, extra);
 }
 
 /**
@@ -29,11 +36,7 @@ function plainError(error: unknown): unknown {
   return plain;
 }
 
-const LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
-type Level = (typeof LEVELS)[number];
-const level = (LEVELS as readonly string[]).includes(process.env.LOG_LEVEL ?? '')
-  ? (process.env.LOG_LEVEL as Level)
-  : 'info';
+type Level = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
 /**
  * Structured JSON logs on standard error (standard output stays for what a person reads), at
@@ -42,7 +45,8 @@ const level = (LEVELS as readonly string[]).includes(process.env.LOG_LEVEL ?? ''
  */
 export const log = pino(
   {
-    level,
+    // `info` until the configuration is read (setLogLevel, from LOG_LEVEL).
+    level: 'info',
     base: undefined,
     mixin: () => ({ ...context.getStore() }),
     serializers: { err: plainError },

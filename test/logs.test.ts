@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { freePort } from './support/raw-http.ts';
+
+const BIN = resolve(import.meta.dirname, '..', 'bin', 'tandem.js');
+
+describe('server logs', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tandem-logs-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('write each request with its id, person and workspace, at the level LOG_LEVEL sets', async () => {
+    const port = await freePort();
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      TANDEM_DATA: dir,
+      PORT: String(port),
+      PAGES_PORT: String(await freePort()),
+      LOG_LEVEL: 'debug',
+    };
+    const child = spawn(process.execPath, [BIN, 'serve', '--no-worker'], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    try {
+      while (!out.includes('Tandem is running')) {
+        assert.equal(child.exitCode, null, err);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const made = spawnSync(
+        process.execPath,
+        [BIN, 'token', 'create', '--user', 'ada@demo.test', '--scopes', 'documents:read'],
+        { env, encoding: 'utf8' },
+      );
+      assert.equal(made.status, 0, made.stderr);
+      const res = await fetch(`http://127.0.0.1:${port}/api/documents`, {
+        headers: { authorization: `Bearer ${made.stdout.trim()}`, 'x-request-id': 'soak-42.a' },
+      });
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('x-request-id'), 'soak-42.a', 'a proxy’s request id is kept');
+      const mine = await fetch(`http://127.0.0.1:${port}/healthz`, {
+        headers: { 'x-request-id': 'no spaces allowed' },
+      });
+      assert.match(mine.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/, 'an odd one is replaced');
+
+      let line: Record<string, unknown> | undefined;
+      for (let i = 0; i < 100 && !line; i++) {
+        line = err
+          .split('\n')
+          .filter((l) => l.startsWith('{'))
+          .map((l) => JSON.parse(l) as Record<string, unknown>)
+          .find((l) => l.msg === 'request' && l.path === '/api/documents');
+        if (!line) await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.ok(line, `a line for the request in: ${err.slice(0, 2000)}`);
+      assert.equal(line.request, 'soak-42.a');
+      assert.equal(line.status, 200);
+      assert.ok(typeof line.person === 'string' && line.person !== '', 'the person it acted for');
+      assert.ok(typeof line.workspace === 'string' && line.workspace !== line.person, 'the workspace');
+      assert.ok(!err.includes('Bearer'), 'no credential in the log');
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+  });
+});
