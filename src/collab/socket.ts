@@ -53,6 +53,9 @@ interface Context extends ConnectionContext {
 
 const MiB = 1024 * 1024;
 
+/** The close code of a connection whose change was refused (the reason says why). */
+export const REFUSED_CODE = 4400;
+
 /** The sync message's update, for the two kinds that change a document (step 2 and update). */
 function updateIn(message: Uint8Array): Uint8Array | null {
   try {
@@ -142,12 +145,16 @@ export async function collabSocket(services: Services, options: CollabOptions = 
         throw error;
       }
       const context: Context = { actor, session, name: session.name };
+      // Opened now, so a document past its bounds is known read-only before the person is told their scope.
+      if (mayWrite(context)) await session.open();
       connectionConfig.readOnly = !mayWrite(context);
       return context;
     },
     async connected({ connection, context }) {
       context.connection = connection;
       connections.add(connection);
+      const reason = context.session.readOnlyReason;
+      if (reason) connection.sendStateless(JSON.stringify({ readOnly: reason }));
     },
     async onDisconnect({ context }) {
       if (context.connection) connections.delete(context.connection);
@@ -160,7 +167,8 @@ export async function collabSocket(services: Services, options: CollabOptions = 
         context.session.apply(context.live, update);
       } catch (error) {
         if (!(error instanceof DomainError)) throw error;
-        // Refused: Hocuspocus handles it as from a reader (dropped, not acknowledged).
+        // Refused: Hocuspocus handles it as from a reader (dropped, not acknowledged), and the
+        // connection is told why and closed: what its replica holds beyond this is not the document's.
         connection.readOnly = true;
         refusedNow.add(connection);
         logOnce(connection, 'refused', () =>
@@ -168,6 +176,9 @@ export async function collabSocket(services: Services, options: CollabOptions = 
             `live edit of ${context.session.documentId} by ${context.actor.personId} refused: ${error.message}`,
           ),
         );
+        connection.sendStateless(JSON.stringify({ refused: error.message }));
+        connections.delete(connection);
+        connection.close({ code: REFUSED_CODE, reason: error.message });
       }
     },
     async afterHandleMessage({ connection, context }) {
