@@ -18,6 +18,7 @@ import type { Services } from '../services.ts';
 import { liveDocumentHooks, type ConnectionContext } from './live-document.ts';
 import { onceEach } from './log-once.ts';
 import { collabTickets } from './tickets.ts';
+import { watchCredentials, type HeldCredential } from './credentials.ts';
 
 /** Where `tandem serve` takes live-editing connections. */
 export const COLLAB_PATH = '/collab';
@@ -27,7 +28,11 @@ export const REFUSED = {
   notFound: 'Document not found',
   credential: 'Invalid or expired token',
   scope: 'This token does not carry the documents:read scope',
+  ended: 'The credential this connection opened with has ended; sign in again',
 } as const;
+
+/** The close code of a connection whose credential ended. */
+export const ENDED_CODE = 4401;
 
 export interface CollabOptions {
   /**
@@ -42,10 +47,20 @@ export interface CollabOptions {
   maxBytesPerSecond?: number;
   /** How often every connection's access is checked again (roles change, documents are archived). */
   recheckMs?: number;
+  /** How often every connection's credential is checked again (at once when one ends here or, over Redis, elsewhere). */
+  credentialRecheckMs?: number;
 }
 
-interface Context extends ConnectionContext {
+
+interface Authenticated {
   actor: Actor;
+  /** Undefined for a ticket issued without naming its credential. */
+  credential: HeldCredential | undefined;
+}
+
+export interface Context extends ConnectionContext {
+  actor: Actor;
+  credential: HeldCredential | undefined;
   session: LiveSession;
   live?: LiveDoc;
   connection?: Connection<Context>;
@@ -99,18 +114,21 @@ export async function collabSocket(services: Services, options: CollabOptions = 
   const connections = new Set<Connection<Context>>();
   /** Connections whose current message was refused: read-only until it is handled. */
   const refusedNow = new Set<Connection<Context>>();
+  /** Connections whose credential ended: nothing they send lands. */
+  const endedNow = new WeakSet<Connection<Context>>();
   const logOnce = onceEach();
   let closing = false;
 
   const mayWrite = (context: Context) =>
     context.session.mayEdit && context.actor.scopes.has('documents:write');
 
-  async function actorFor(token: string, documentId: string): Promise<Actor | null> {
+  async function actorFor(token: string, documentId: string): Promise<Authenticated | null> {
     if (typeof token !== 'string' || token === '') return null;
     // A ticket is used up by the connection it authenticates; used again, it is invalid.
     const ticket = await tickets.redeem(token, documentId);
-    if (ticket) return ticket;
-    return (await services.credentials.bearer(token, options.oauthAudience))?.actor ?? null;
+    if (ticket) return { actor: ticket.actor, credential: ticket.from && { ...ticket.from, expiresAt: null } };
+    const credential = await services.credentials.bearer(token, options.oauthAudience);
+    return credential && { actor: credential.actor, credential };
   }
 
   class LiveHocuspocus extends Hocuspocus<Context> {
@@ -133,9 +151,10 @@ export async function collabSocket(services: Services, options: CollabOptions = 
   const hocuspocus = new LiveHocuspocus({
     quiet: true,
     async onAuthenticate({ token, documentName, connectionConfig }) {
-      const actor = await actorFor(token, documentName);
+      const authenticated = await actorFor(token, documentName);
       // Thrown without a message: a refusal, not a failure to log.
-      if (!actor) throw { reason: REFUSED.credential };
+      if (!authenticated) throw { reason: REFUSED.credential };
+      const { actor, credential } = authenticated;
       if (!actor.scopes.has('documents:read')) throw { reason: REFUSED.scope };
       let session: LiveSession;
       try {
@@ -144,7 +163,7 @@ export async function collabSocket(services: Services, options: CollabOptions = 
         if (error instanceof DomainError && error.code === 'not_found') throw { reason: REFUSED.notFound };
         throw error;
       }
-      const context: Context = { actor, session, name: session.name };
+      const context: Context = { actor, credential, session, name: session.name };
       // Opened now, so a document past its bounds is known read-only before the person is told their scope.
       if (mayWrite(context)) await session.open();
       connectionConfig.readOnly = !mayWrite(context);
@@ -160,6 +179,7 @@ export async function collabSocket(services: Services, options: CollabOptions = 
       if (context.connection) connections.delete(context.connection);
     },
     async beforeHandleMessage({ connection, context, update: message }) {
+      if (endedNow.has(connection)) connection.readOnly = true;
       if (connection.readOnly || !context.live) return;
       const update = updateIn(message);
       if (!update) return;
@@ -262,10 +282,20 @@ export async function collabSocket(services: Services, options: CollabOptions = 
   }, options.recheckMs ?? 15_000);
   recheckTimer.unref();
 
+  const credentialWatch = watchCredentials(services, connections, {
+    everyMs: options.credentialRecheckMs ?? 5_000,
+    ended: (connection) => {
+      endedNow.add(connection);
+      connection.readOnly = true;
+      connection.close({ code: ENDED_CODE, reason: REFUSED.ended });
+    },
+  });
+
   /** Closes every connection; people's edits are stored when the documents service closes. */
   async function close(): Promise<void> {
     closing = true;
     clearInterval(recheckTimer);
+    await credentialWatch.stop();
     const open = [...sockets.clients];
     await Promise.all(
       open.map(
@@ -286,6 +316,8 @@ export async function collabSocket(services: Services, options: CollabOptions = 
   return {
     handleUpgrade,
     recheck,
+    /** Closes connections whose credential ended; resolves once checked. */
+    recheckCredentials: credentialWatch.checkNow,
     close,
     /** Connections open now, for tests and measurements. */
     connectionCount: () => connections.size,
