@@ -16,6 +16,7 @@ import type { Actor } from '../domains/workspace/actor.ts';
 import { DomainError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { liveDocumentHooks, type ConnectionContext } from './live-document.ts';
+import { anonymousSockets, ANONYMOUS_LIMITS, type AnonymousLimits, type Pending } from './anonymous.ts';
 import { onceEach } from './log-once.ts';
 import { collabTickets } from './tickets.ts';
 import { watchCredentials, type HeldCredential } from './credentials.ts';
@@ -47,6 +48,10 @@ export interface CollabOptions {
   maxBytesPerSecond?: number;
   /** How often every connection's access is checked again (roles change, documents are archived). */
   recheckMs?: number;
+  /** What a socket may do before it authenticates (defaults in anonymous.ts). */
+  anonymous?: Partial<AnonymousLimits>;
+  /** The client's address for an upgrade request (behind trusted proxies, from X-Forwarded-For). */
+  addressOf?: (req: HttpRequest) => string;
   /** How often every connection's credential is checked again (at once when one ends here or, over Redis, elsewhere). */
   credentialRecheckMs?: number;
 }
@@ -118,6 +123,9 @@ export async function collabSocket(services: Services, options: CollabOptions = 
   const endedNow = new WeakSet<Connection<Context>>();
   const logOnce = onceEach();
   let closing = false;
+  const anonymous = anonymousSockets({ ...ANONYMOUS_LIMITS, ...options.anonymous });
+  /** Each socket's pre-authentication bounds, by the request Hocuspocus hands to the hooks. */
+  const pendingOf = new WeakMap<Request, Pending>();
 
   const mayWrite = (context: Context) =>
     context.session.mayEdit && context.actor.scopes.has('documents:write');
@@ -150,7 +158,7 @@ export async function collabSocket(services: Services, options: CollabOptions = 
 
   const hocuspocus = new LiveHocuspocus({
     quiet: true,
-    async onAuthenticate({ token, documentName, connectionConfig }) {
+    async onAuthenticate({ token, documentName, connectionConfig, request }) {
       const authenticated = await actorFor(token, documentName);
       // Thrown without a message: a refusal, not a failure to log.
       if (!authenticated) throw { reason: REFUSED.credential };
@@ -167,6 +175,7 @@ export async function collabSocket(services: Services, options: CollabOptions = 
       // Opened now, so a document past its bounds is known read-only before the person is told their scope.
       if (mayWrite(context)) await session.open();
       connectionConfig.readOnly = !mayWrite(context);
+      pendingOf.get(request)?.authenticated();
       return context;
     },
     async connected({ connection, context }) {
@@ -208,8 +217,10 @@ export async function collabSocket(services: Services, options: CollabOptions = 
 
   const sockets = new WebSocketServer({ noServer: true, maxPayload: options.maxMessageBytes ?? 8 * MiB });
 
-  function accept(ws: WebSocket, req: HttpRequest): void {
+  function accept(ws: WebSocket, req: HttpRequest, slot: string): void {
     const request = new Request(new URL(req.url ?? COLLAB_PATH, 'http://localhost'));
+    const pending = anonymous.track(ws, slot);
+    pendingOf.set(request, pending);
     const client = hocuspocus.handleConnection(ws as unknown as WebSocketLike, request);
     let windowStart = Date.now();
     let messages = 0;
@@ -223,6 +234,13 @@ export async function collabSocket(services: Services, options: CollabOptions = 
       }
       messages += 1;
       bytes += chunk.length;
+      if (!pending.received(chunk.length)) {
+        logOnce(ws, 'unauthenticated', () =>
+          console.warn('live socket closed: it sent too much before authenticating'),
+        );
+        ws.close(1008, 'Authenticate before sending more');
+        return;
+      }
       if (messages > maxMessagesPerSecond || bytes > maxBytesPerSecond) {
         logOnce(ws, 'flood', () =>
           console.warn(
@@ -242,7 +260,10 @@ export async function collabSocket(services: Services, options: CollabOptions = 
       }
       client.handleMessage(message);
     });
-    ws.on('close', (code, reason) => client.handleClose({ code, reason: reason.toString() }));
+    ws.on('close', (code, reason) => {
+      pending.closed();
+      client.handleClose({ code, reason: reason.toString() });
+    });
     ws.on('error', (error) =>
       logOnce(ws, 'error', () => console.warn(`live socket closed: ${error.message}`)),
     );
@@ -256,7 +277,21 @@ export async function collabSocket(services: Services, options: CollabOptions = 
       socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
       return;
     }
-    sockets.handleUpgrade(req, socket, head, (ws) => accept(ws, req));
+    const address = options.addressOf?.(req) ?? req.socket.remoteAddress ?? 'unknown';
+    const slot = anonymous.admit(address);
+    if (slot === null) {
+      socket.end('HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    // The slot is the socket's until it authenticates or closes; an upgrade that fails gives it back.
+    let taken = false;
+    socket.once('close', () => {
+      if (!taken) anonymous.release(slot);
+    });
+    sockets.handleUpgrade(req, socket, head, (ws) => {
+      taken = true;
+      accept(ws, req, slot);
+    });
   }
 
   /**
@@ -321,6 +356,8 @@ export async function collabSocket(services: Services, options: CollabOptions = 
     close,
     /** Connections open now, for tests and measurements. */
     connectionCount: () => connections.size,
+    /** Sockets open now that have not authenticated. */
+    anonymousCount: () => anonymous.count(),
   };
 }
 
