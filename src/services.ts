@@ -98,8 +98,11 @@ export function createServices(storage: Storage, options: ServiceOptions = {}) {
     /** Stores what is pending (people's edits) and closes the database. */
     async close() {
       if (told) clearTimeout(told);
-      await documents.close();
-      await storage.close();
+      try {
+        await documents.close();
+      } finally {
+        await storage.close();
+      }
     },
     notifications: notificationsService(deps),
   };

@@ -82,7 +82,7 @@ function settled(doc: Y.Doc): boolean {
 }
 
 /** Stands in for the text of a malformed block, which reads as removed. */
-const NO_TEXT = new Y.Text();
+const NO_TEXT = new Y.Doc().getText('none');
 
 function newInfo(map: BlockMap): BlockInfo {
   const ok = wellFormed(map);

@@ -294,7 +294,7 @@ export function documentStore(deps: Deps, options: StoreOptions = {}) {
       if (l.peerTimer) clearTimeout(l.peerTimer);
       await flushPersonEdits(l).catch((error: unknown) => (failed ??= error));
     }
-    for (const h of hookSets) await h.close?.();
+    for (const h of hookSets) await h.close?.().catch((error: unknown) => (failed ??= error));
     for (const l of loaded.values()) l.doc.destroy();
     loaded.clear();
     if (failed) throw failed;
