@@ -161,9 +161,13 @@ export async function connectInstances(services: Services, options: InstanceOpti
   });
   const stopTelling = services.credentialEnds.on((remote) => {
     if (!remote) {
-      pub.publish(endedChannel, me).catch((error: Error) =>
-        logOnce(pub, `publish ${error.message}`, () => console.error(`could not publish to Redis: ${error.message}`)),
-      );
+      pub
+        .publish(endedChannel, me)
+        .catch((error: Error) =>
+          logOnce(pub, `publish ${error.message}`, () =>
+            console.error(`could not publish to Redis: ${error.message}`),
+          ),
+        );
     }
   });
   // Back after losing Redis: whatever passed meanwhile is asked for again.

@@ -56,7 +56,6 @@ export interface CollabOptions {
   credentialRecheckMs?: number;
 }
 
-
 interface Authenticated {
   actor: Actor;
   /** Undefined for a ticket issued without naming its credential. */
@@ -134,7 +133,8 @@ export async function collabSocket(services: Services, options: CollabOptions = 
     if (typeof token !== 'string' || token === '') return null;
     // A ticket is used up by the connection it authenticates; used again, it is invalid.
     const ticket = await tickets.redeem(token, documentId);
-    if (ticket) return { actor: ticket.actor, credential: ticket.from && { ...ticket.from, expiresAt: null } };
+    if (ticket)
+      return { actor: ticket.actor, credential: ticket.from && { ...ticket.from, expiresAt: null } };
     const credential = await services.credentials.bearer(token, options.oauthAudience);
     return credential && { actor: credential.actor, credential };
   }

@@ -73,7 +73,11 @@ export function credentialsService(
    * the session not signed out or moved to another workspace, the OAuth grant not revoked. Asks
    * the database (or this process's own recent verification, for OAuth).
    */
-  async function stillValid(kind: Credential['kind'], credentialId: string, personId: string): Promise<boolean> {
+  async function stillValid(
+    kind: Credential['kind'],
+    credentialId: string,
+    personId: string,
+  ): Promise<boolean> {
     const now = Date.now();
     if (kind === 'token') {
       const row = await deps.db
@@ -81,7 +85,9 @@ export function credentialsService(
         .select(['person_id', 'expires_at'])
         .where('id', '=', credentialId)
         .executeTakeFirst();
-      return row !== undefined && row.person_id === personId && (row.expires_at === null || row.expires_at > now);
+      return (
+        row !== undefined && row.person_id === personId && (row.expires_at === null || row.expires_at > now)
+      );
     }
     if (kind === 'session') {
       const row = await deps.db

@@ -84,5 +84,7 @@ export function noteMalformed(documentId: string, block: unknown, action: string
     if (noted.has(key)) return;
     noted.add(key);
   }
-  console.warn(`document ${documentId}: a malformed block (${shapeProblem(block) ?? 'unreadable'}) was ${action}`);
+  console.warn(
+    `document ${documentId}: a malformed block (${shapeProblem(block) ?? 'unreadable'}) was ${action}`,
+  );
 }

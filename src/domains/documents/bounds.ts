@@ -48,7 +48,8 @@ export function storedOverBound(doc: Y.Doc, bounds: DocumentBounds): string | nu
     const map = item.content.type;
     const text: unknown = map instanceof Y.Map ? map.get('text') : undefined;
     const length = text instanceof Y.Text ? text.length : 0;
-    if (length > bounds.blockChars) return overBound(`a block of ${n(length)} characters`, n(bounds.blockChars));
+    if (length > bounds.blockChars)
+      return overBound(`a block of ${n(length)} characters`, n(bounds.blockChars));
     chars += length;
   }
   if (chars > bounds.documentChars) return overBound(`${n(chars)} characters`, n(bounds.documentChars));

@@ -204,7 +204,8 @@ function allInfos(doc: Y.Doc): readonly BlockInfo[] {
   const out: BlockInfo[] = [];
   // The array's items in order, without building its content: one block per item not removed.
   for (let item = blockArray(doc)._start; item !== null; item = item.right) {
-    if (item.deleted || !(item.content instanceof Y.ContentType) || !(item.content.type instanceof Y.Map)) continue;
+    if (item.deleted || !(item.content instanceof Y.ContentType) || !(item.content.type instanceof Y.Map))
+      continue;
     const map = item.content.type as BlockMap;
     out.push(keep ? infoOf(cached.infos, map) : newInfo(map));
   }

@@ -19,7 +19,8 @@ interface Verdict {
  */
 function judge(shadow: Shadow, tr: Y.Transaction, bounds: DocumentBounds): Verdict | string {
   const { store } = shadow.doc;
-  if (store.pendingStructs || store.pendingDs) return 'the update refers to content the document does not have';
+  if (store.pendingStructs || store.pendingDs)
+    return 'the update refers to content the document does not have';
   const touched = touchedBy(tr, shadow.blocks);
   if (touched.problem) return touched.problem;
   const weights = new Map<YType, number>();
@@ -120,10 +121,13 @@ export function personGate(options: PersonGateOptions = {}) {
       shadow = new Shadow(live);
       shadows.set(live, shadow);
       live.once('destroy', () => drop(live));
-      sweeper ??= setInterval(() => {
-        const cutoff = Date.now() - idleMs;
-        for (const [doc, s] of [...shadows]) if (s.lastUsed < cutoff) drop(doc);
-      }, Math.min(idleMs, 30_000)).unref();
+      sweeper ??= setInterval(
+        () => {
+          const cutoff = Date.now() - idleMs;
+          for (const [doc, s] of [...shadows]) if (s.lastUsed < cutoff) drop(doc);
+        },
+        Math.min(idleMs, 30_000),
+      ).unref();
     }
     shadow.lastUsed = Date.now();
     return shadow;

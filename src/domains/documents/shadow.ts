@@ -24,10 +24,7 @@ const isNewIn = (tr: Y.Transaction) => (item: Y.Item) =>
  * The block holding a type: the value of the blocks array it is in; null when it is inside
  * something removed; undefined when it is outside the blocks.
  */
-function ownerOf(
-  type: YType,
-  blocks: YType,
-): YType | null | undefined {
+function ownerOf(type: YType, blocks: YType): YType | null | undefined {
   for (let t = type; ;) {
     const item = t._item;
     if (item === null) return undefined;

@@ -97,7 +97,8 @@ export function documentStore(deps: Deps, options: StoreOptions = {}) {
       for (const h of hookSets) if (h.loaded && (await h.loaded(made))) shared = true;
       // Nothing can refer to removed blocks of a document no one else has open.
       const compacted = !shared && compact(doc) > 0;
-      if (compacted || repaired || made.logged >= FOLD_AFTER) notifyStored(made, marksOf(await log.fold(made)));
+      if (compacted || repaired || made.logged >= FOLD_AFTER)
+        notifyStored(made, marksOf(await log.fold(made)));
     } catch (error) {
       if (made) for (const h of hookSets) h.unloaded?.(made);
       doc.destroy();
