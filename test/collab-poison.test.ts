@@ -100,6 +100,7 @@ const POISONS: Poison[] = [
     (doc) => blockAt(doc, 1).set('nested', new Y.Array()),
     /plain values/,
   ],
+  ['a U+0000 typed into a text', (doc) => textAt(doc, 1).insert(0, 'nul\u0000'), /cannot hold U\+0000/],
   ['a change outside the blocks', (doc) => doc.getMap('elsewhere').set('x', 1), /outside the blocks/],
 ];
 

@@ -44,8 +44,8 @@ function judge(shadow: Shadow, tr: Y.Transaction, bounds: DocumentBounds): Verdi
     for (let item = shadow.blocks._start; item !== null; item = item.right) {
       if (item.deleted || !(item.content instanceof Y.ContentType)) continue;
       const block = item.content.type;
-      const id: unknown = block instanceof Y.Map ? block.get('id') : undefined;
-      if (typeof id !== 'string') continue;
+      const id = shadow.idOf(block);
+      if (id === undefined) continue;
       const seen = ids.get(id) ?? 0;
       if (seen > 0 && fresh.has(block)) return 'a new block has the id of another block';
       ids.set(id, seen + 1);

@@ -136,6 +136,18 @@ export class Shadow {
     live.on('update', this.#follow);
   }
 
+  /** Block ids, once read: a block's id never changes once it exists. */
+  readonly #ids = new WeakMap<YType, string>();
+
+  idOf(block: YType): string | undefined {
+    const known = this.#ids.get(block);
+    if (known !== undefined) return known;
+    const id: unknown = block instanceof Y.Map ? block.get('id') : undefined;
+    if (typeof id !== 'string') return undefined;
+    this.#ids.set(block, id);
+    return id;
+  }
+
   weightOf(block: YType): number {
     let weight = this.weights.get(block);
     if (weight === undefined) this.weights.set(block, (weight = looseWeight(block)));
