@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { parseSecretKey } from './domains/connectors/secrets.ts';
+import { DEFAULT_BOUNDS, type DocumentBounds } from './domains/documents/bounds.ts';
 import { parseTrustProxy, type TrustProxy } from './http/client-address.ts';
 
 const port = z.coerce
@@ -79,6 +80,24 @@ const envSchema = z.object({
     .min(1, 'must be at least 1')
     .max(100, 'must be at most 100')
     .default(2),
+  TANDEM_LIVE_DOC_CHARS: z.coerce
+    .number({ error: 'must be a number of characters' })
+    .int('must be a whole number of characters')
+    .min(1_000, 'must be at least 1000')
+    .max(5_000_000, 'must be at most 5000000')
+    .default(DEFAULT_BOUNDS.documentChars),
+  TANDEM_LIVE_BLOCK_CHARS: z.coerce
+    .number({ error: 'must be a number of characters' })
+    .int('must be a whole number of characters')
+    .min(100, 'must be at least 100')
+    .max(1_000_000, 'must be at most 1000000')
+    .default(DEFAULT_BOUNDS.blockChars),
+  TANDEM_LIVE_BLOCKS: z.coerce
+    .number({ error: 'must be a number of blocks' })
+    .int('must be a whole number of blocks')
+    .min(10, 'must be at least 10')
+    .max(100_000, 'must be at most 100000')
+    .default(DEFAULT_BOUNDS.blocks),
   TANDEM_AGENT_TIMEOUT_S: z.coerce
     .number({ error: 'must be a number of seconds' })
     .int('must be a whole number of seconds')
@@ -119,6 +138,8 @@ export interface Config {
   agentConcurrency: number;
   /** How long one model call of an agent answering a mention may take. */
   agentTimeoutMs: number;
+  /** How large people may make a document over the live socket. */
+  liveBounds: DocumentBounds;
 }
 
 export class ConfigError extends Error {}
@@ -182,5 +203,10 @@ export function loadConfig(
     runCrashes: e.TANDEM_RUN_CRASHES,
     agentConcurrency: e.TANDEM_AGENT_CONCURRENCY,
     agentTimeoutMs: e.TANDEM_AGENT_TIMEOUT_S * 1000,
+    liveBounds: {
+      documentChars: e.TANDEM_LIVE_DOC_CHARS,
+      blockChars: e.TANDEM_LIVE_BLOCK_CHARS,
+      blocks: e.TANDEM_LIVE_BLOCKS,
+    },
   };
 }

@@ -8,6 +8,7 @@ import { collabSocket, type CollabSocket } from './collab/socket.ts';
 import { liveDocumentHooks } from './collab/live-document.ts';
 import { connectInstances } from './collab/instances.ts';
 import { createApp } from './http/app.ts';
+import { incomingAddress } from './http/client-address.ts';
 import { pageLinkSigner } from './http/page-links.ts';
 import { pagesOriginApp } from './http/viewer.ts';
 import { createEngine, type Engine } from './engine/engine.ts';
@@ -33,6 +34,7 @@ export async function openConfiguredServices(config: Config): Promise<Services> 
     sqlitePath: config.sqlitePath,
     // Back it up with the database: without it no connector token or password can be read.
     secretKey: config.secretKey ?? dataSecret(config.dataDir, 'secrets'),
+    documents: { bounds: config.liveBounds },
     automations: {
       publicUrl: config.publicUrl,
       modelConfigured: Boolean(config.modelUrl && config.model),
@@ -92,6 +94,7 @@ export async function startServer(config: Config, services: Services): Promise<R
   const pages = pagesOriginApp(services, config, signer);
   const collab = await collabSocket(services, {
     oauthAudience: `${new URL(config.publicUrl).href.replace(/\/$/, '')}/mcp`,
+    addressOf: (req) => incomingAddress(req, config.trustProxy),
   });
   const appServer = await listen(app.fetch, config.port, config.host).catch(async (error: unknown) => {
     await collab.close();

@@ -18,6 +18,7 @@ import { connectorsService } from './domains/connectors/connectors.ts';
 import { processSecretKey, secretBox } from './domains/connectors/secrets.ts';
 import type { Deps } from './domains/deps.ts';
 import { recordEvent } from './domains/automations/events.ts';
+import { credentialEnds } from './domains/auth/ended.ts';
 import { anchors } from './domains/documents/anchors.ts';
 import { documentsService } from './domains/documents/documents.ts';
 import type { StoreOptions } from './domains/documents/store.ts';
@@ -59,9 +60,10 @@ export function createServices(storage: Storage, options: ServiceOptions = {}) {
   const secrets = secretBox(options.secretKey ?? processSecretKey());
   const deps: Deps = { db: storage.db, dialect: storage.dialect, emit, secrets };
   const documents = documentsService(deps, options.documents);
-  const tokens = tokensService(deps);
-  const sessions = sessionsService(deps);
-  const oauth = oauthRecords(deps);
+  const ended = credentialEnds();
+  const tokens = tokensService(deps, ended);
+  const sessions = sessionsService(deps, ended);
+  const oauth = oauthRecords(deps, ended);
   return {
     deps,
     storage,
@@ -90,12 +92,17 @@ export function createServices(storage: Storage, options: ServiceOptions = {}) {
     accounts: accountsService(deps),
     grants: grantsService(deps, oauth),
     credentials: credentialsService(deps, { tokens, sessions, records: oauth }),
+    /** Told when a credential ends here (or, over Redis, on another instance). */
+    credentialEnds: ended,
     activity: activityService(deps),
     /** Stores what is pending (people's edits) and closes the database. */
     async close() {
       if (told) clearTimeout(told);
-      await documents.close();
-      await storage.close();
+      try {
+        await documents.close();
+      } finally {
+        await storage.close();
+      }
     },
     notifications: notificationsService(deps),
   };

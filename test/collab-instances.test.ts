@@ -101,6 +101,56 @@ describe(
     const versionRows = async (services: Services, id: string) =>
       (await services.documents.versions(ada(), { document_id: id })).versions;
 
+    /** An editor with the reasons the server gave for closing its document's connection. */
+    async function closable(url: string, id: string, tokenText: string) {
+      const made = editor(url, id, tokenText);
+      const closed: string[] = [];
+      made.provider.on('close', ({ event }: { event: { reason: string } }) => closed.push(event.reason));
+      await made.ready;
+      return Object.assign(made, { closed });
+    }
+
+    it('closes a socket on one instance when its credential ends on another, at once', async () => {
+      const id = await create();
+      const bob = shared.actor('bob@acme.test');
+      const heard: boolean[] = [];
+      const stop = b.services.credentialEnds.on((remote) => heard.push(remote));
+      // A token revoked on A; a browser session signed out on A; both sockets are on B.
+      const made = await a.services.tokens.create(bob.personId, bob.workspaceId, [...bob.scopes], 3_600_000);
+      const onB = await closable(b.url, id, made.token);
+      const [member] = await a.services.accounts.memberships('bob@acme.test');
+      const session = await a.services.sessions.create(member!);
+      const { sessionId } = (await a.services.sessions.verify(session.secret))!;
+      const { ticket } = await collabTickets(a.services.deps.db).issue(bob, id, {
+        kind: 'session',
+        credentialId: sessionId,
+      });
+      const browserOnB = await closable(b.url, id, ticket);
+      await a.services.tokens.revoke(made.tokenId, bob.personId);
+      await until(() => onB.closed.length > 0, 'the token’s socket on B is closed', 1000);
+      assert.deepEqual(browserOnB.closed, []);
+      await a.services.sessions.revoke(sessionId);
+      await until(() => browserOnB.closed.length > 0, 'the session’s socket on B is closed', 1000);
+      assert.deepEqual([onB.closed, browserOnB.closed], [[REFUSED.ended], [REFUSED.ended]]);
+      assert.ok(heard.includes(true), 'B heard of it over Redis');
+      stop();
+      // What they type afterwards reaches neither instance.
+      blockTextIn(onB.doc, 'First.').insert(0, 'Late ');
+      blockTextIn(browserOnB.doc, 'Second.').insert(0, 'Late ');
+      const witness = editor(a.url, id, await token('ada@acme.test'));
+      await witness.ready;
+      blockTextIn(witness.doc, 'Second.').insert('Second'.length, ' seen');
+      await until(
+        async () =>
+          (await b.services.documents.read(ada(), { document_id: id })).markdown.includes('Second seen.'),
+        'the witness’s later edit reaches B',
+      );
+      assert.equal(
+        (await b.services.documents.read(ada(), { document_id: id })).markdown,
+        DOC.replace('Second.', 'Second seen.'),
+      );
+    });
+
     it('brings people on different instances to the same text within a second', async () => {
       const id = await create();
       const onA = editor(a.url, id, await token('ada@acme.test'));

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import * as Y from 'yjs';
 import { blockArray, docFromMarkdown, newBlock, projection } from '../src/domains/documents/model.ts';
-import { refusePersonUpdate } from '../src/domains/documents/person-update.ts';
+import { refusePersonUpdate } from '../src/domains/documents/person-gate.ts';
 
 /** A person's replica of `doc`, the change they make in it, and the update it sends. */
 function change(doc: Y.Doc, edit: (replica: Y.Doc) => void): Uint8Array {

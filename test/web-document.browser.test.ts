@@ -81,6 +81,33 @@ describe('the document page', { skip: SKIP_BROWSER }, () => {
         }
       });
 
+      it('a document past the live bounds opens read-only, saying why', async () => {
+        // Agents write up to 60,000 characters a call; five calls take it past 250,000.
+        const chunk = 'A paragraph an agent wrote, long enough to count. '
+          .repeat(20)
+          .concat('\n\n')
+          .repeat(58);
+        const id = await create(chunk, 'Very long');
+        for (let i = 0; i < 4; i++) {
+          await docs().edit(ada(), { document_id: id, mode: 'append', content_markdown: chunk });
+        }
+        for (const viewport of [
+          { width: 1280, height: 800 },
+          { width: 390, height: 800 },
+        ]) {
+          const context = await app.signedIn('bob@acme.test', viewport);
+          const page = await open(context, url(id));
+          const status = page.getByRole('status').filter({ hasText: 'read-only' });
+          await status.waitFor();
+          assert.match(
+            await status.innerText(),
+            /This document is read-only here: it holds [\d,]+ characters, past the limit of 250,000 for live editing/,
+          );
+          assert.equal(await page.getByRole('textbox', { name: 'Document' }).count(), 0);
+          if (SHOTS) await page.screenshot({ path: join(SHOTS, `document-read-only-${viewport.width}.png`) });
+        }
+      });
+
       it('two browsers converge', async () => {
         const id = await create('Shared text.\n');
         const bob = await editorPage('bob@acme.test', id);

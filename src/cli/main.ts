@@ -44,6 +44,23 @@ function portOption(value: string | undefined): number | undefined {
   return port;
 }
 
+/**
+ * Stops in steps, each taken even when one before it failed (a failure is one line on standard
+ * error); exits 1 when any failed, 0 otherwise. Stopping never ends on an uncaught error.
+ */
+async function stopAll(steps: [what: string, step: () => Promise<unknown> | undefined][]): Promise<void> {
+  let failed = false;
+  for (const [what, step] of steps) {
+    try {
+      await step();
+    } catch (error) {
+      failed = true;
+      console.error(`could not ${what} while stopping: ${(error as Error)?.message ?? String(error)}`);
+    }
+  }
+  process.exit(failed ? 1 : 0);
+}
+
 async function serveCommand(args: string[]) {
   const { values } = parse(args, {
     port: { type: 'string' },
@@ -66,12 +83,12 @@ async function serveCommand(args: string[]) {
     console.log(`Connect an MCP client to ${server.url}/mcp: it signs you in with OAuth. Or over stdio:`);
     console.log(`  npx tandem mcp --user ${DEMO_USER}`);
   }
-  const stop = async () => {
-    await engine?.stop();
-    await server.close();
-    await services.close();
-    process.exit(0);
-  };
+  const stop = () =>
+    stopAll([
+      ['stop the engine', () => engine?.stop()],
+      ['close the server', () => server.close()],
+      ['store pending edits and close the database', () => services.close()],
+    ]);
   process.once('SIGINT', () => void stop());
   process.once('SIGTERM', () => void stop());
 }
@@ -87,12 +104,12 @@ async function workerCommand(args: string[]) {
   console.log(
     `Tandem worker ${engine.workerId} is running automations (data: ${config.databaseUrl ? 'PostgreSQL' : config.sqlitePath})`,
   );
-  const stop = async () => {
-    await health?.close();
-    await engine.stop();
-    await services.close();
-    process.exit(0);
-  };
+  const stop = () =>
+    stopAll([
+      ['stop answering health checks', async () => health?.close()],
+      ['stop the engine', () => engine.stop()],
+      ['store pending edits and close the database', () => services.close()],
+    ]);
   process.once('SIGINT', () => void stop());
   process.once('SIGTERM', () => void stop());
 }

@@ -87,6 +87,7 @@ export async function connectInstances(services: Services, options: InstanceOpti
   const asked = new Map<string, number>();
   const channel = (id: string) => `${prefix}:doc:${id}`;
   const inbox = (instance: string) => `${prefix}:to:${instance}`;
+  const endedChannel = `${prefix}:credentials-ended`;
 
   function publish(to: string, header: Header, payload?: Uint8Array): void {
     pub
@@ -142,7 +143,8 @@ export async function connectInstances(services: Services, options: InstanceOpti
     }
   }
 
-  sub.on('messageBuffer', (_channel: Buffer, message: Buffer) => {
+  sub.on('messageBuffer', (from: Buffer, message: Buffer) => {
+    if (from.toString() === endedChannel) return;
     try {
       receive(message);
     } catch (error) {
@@ -152,6 +154,22 @@ export async function connectInstances(services: Services, options: InstanceOpti
     }
   });
   await sub.subscribe(inbox(me));
+  // A credential that ends here ends on every instance's open sockets at once.
+  await sub.subscribe(endedChannel);
+  sub.on('messageBuffer', (from: Buffer, message: Buffer) => {
+    if (from.toString() === endedChannel && message.toString() !== me) services.credentialEnds.tell(true);
+  });
+  const stopTelling = services.credentialEnds.on((remote) => {
+    if (!remote) {
+      pub
+        .publish(endedChannel, me)
+        .catch((error: Error) =>
+          logOnce(pub, `publish ${error.message}`, () =>
+            console.error(`could not publish to Redis: ${error.message}`),
+          ),
+        );
+    }
+  });
   // Back after losing Redis: whatever passed meanwhile is asked for again.
   sub.on('ready', () => {
     for (const live of docs.values()) {
@@ -221,6 +239,7 @@ export async function connectInstances(services: Services, options: InstanceOpti
       sub.unsubscribe(channel(live.id)).catch(() => undefined);
     },
     async close() {
+      stopTelling();
       docs.clear();
       await Promise.allSettled([pub.quit(), sub.quit()]);
     },

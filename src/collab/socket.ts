@@ -16,8 +16,10 @@ import type { Actor } from '../domains/workspace/actor.ts';
 import { DomainError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { liveDocumentHooks, type ConnectionContext } from './live-document.ts';
+import { anonymousSockets, ANONYMOUS_LIMITS, type AnonymousLimits, type Pending } from './anonymous.ts';
 import { onceEach } from './log-once.ts';
 import { collabTickets } from './tickets.ts';
+import { watchCredentials, type HeldCredential } from './credentials.ts';
 
 /** Where `tandem serve` takes live-editing connections. */
 export const COLLAB_PATH = '/collab';
@@ -27,7 +29,11 @@ export const REFUSED = {
   notFound: 'Document not found',
   credential: 'Invalid or expired token',
   scope: 'This token does not carry the documents:read scope',
+  ended: 'The credential this connection opened with has ended; sign in again',
 } as const;
+
+/** The close code of a connection whose credential ended. */
+export const ENDED_CODE = 4401;
 
 export interface CollabOptions {
   /**
@@ -42,16 +48,32 @@ export interface CollabOptions {
   maxBytesPerSecond?: number;
   /** How often every connection's access is checked again (roles change, documents are archived). */
   recheckMs?: number;
+  /** What a socket may do before it authenticates (defaults in anonymous.ts). */
+  anonymous?: Partial<AnonymousLimits>;
+  /** The client's address for an upgrade request (behind trusted proxies, from X-Forwarded-For). */
+  addressOf?: (req: HttpRequest) => string;
+  /** How often every connection's credential is checked again (at once when one ends here or, over Redis, elsewhere). */
+  credentialRecheckMs?: number;
 }
 
-interface Context extends ConnectionContext {
+interface Authenticated {
   actor: Actor;
+  /** Undefined for a ticket issued without naming its credential. */
+  credential: HeldCredential | undefined;
+}
+
+export interface Context extends ConnectionContext {
+  actor: Actor;
+  credential: HeldCredential | undefined;
   session: LiveSession;
   live?: LiveDoc;
   connection?: Connection<Context>;
 }
 
 const MiB = 1024 * 1024;
+
+/** The close code of a connection whose change was refused (the reason says why). */
+export const REFUSED_CODE = 4400;
 
 /** The sync message's update, for the two kinds that change a document (step 2 and update). */
 function updateIn(message: Uint8Array): Uint8Array | null {
@@ -96,18 +118,25 @@ export async function collabSocket(services: Services, options: CollabOptions = 
   const connections = new Set<Connection<Context>>();
   /** Connections whose current message was refused: read-only until it is handled. */
   const refusedNow = new Set<Connection<Context>>();
+  /** Connections whose credential ended: nothing they send lands. */
+  const endedNow = new WeakSet<Connection<Context>>();
   const logOnce = onceEach();
   let closing = false;
+  const anonymous = anonymousSockets({ ...ANONYMOUS_LIMITS, ...options.anonymous });
+  /** Each socket's pre-authentication bounds, by the request Hocuspocus hands to the hooks. */
+  const pendingOf = new WeakMap<Request, Pending>();
 
   const mayWrite = (context: Context) =>
     context.session.mayEdit && context.actor.scopes.has('documents:write');
 
-  async function actorFor(token: string, documentId: string): Promise<Actor | null> {
+  async function actorFor(token: string, documentId: string): Promise<Authenticated | null> {
     if (typeof token !== 'string' || token === '') return null;
     // A ticket is used up by the connection it authenticates; used again, it is invalid.
     const ticket = await tickets.redeem(token, documentId);
-    if (ticket) return ticket;
-    return (await services.credentials.bearer(token, options.oauthAudience))?.actor ?? null;
+    if (ticket)
+      return { actor: ticket.actor, credential: ticket.from && { ...ticket.from, expiresAt: null } };
+    const credential = await services.credentials.bearer(token, options.oauthAudience);
+    return credential && { actor: credential.actor, credential };
   }
 
   class LiveHocuspocus extends Hocuspocus<Context> {
@@ -129,10 +158,11 @@ export async function collabSocket(services: Services, options: CollabOptions = 
 
   const hocuspocus = new LiveHocuspocus({
     quiet: true,
-    async onAuthenticate({ token, documentName, connectionConfig }) {
-      const actor = await actorFor(token, documentName);
+    async onAuthenticate({ token, documentName, connectionConfig, request }) {
+      const authenticated = await actorFor(token, documentName);
       // Thrown without a message: a refusal, not a failure to log.
-      if (!actor) throw { reason: REFUSED.credential };
+      if (!authenticated) throw { reason: REFUSED.credential };
+      const { actor, credential } = authenticated;
       if (!actor.scopes.has('documents:read')) throw { reason: REFUSED.scope };
       let session: LiveSession;
       try {
@@ -141,18 +171,24 @@ export async function collabSocket(services: Services, options: CollabOptions = 
         if (error instanceof DomainError && error.code === 'not_found') throw { reason: REFUSED.notFound };
         throw error;
       }
-      const context: Context = { actor, session, name: session.name };
+      const context: Context = { actor, credential, session, name: session.name };
+      // Opened now, so a document past its bounds is known read-only before the person is told their scope.
+      if (mayWrite(context)) await session.open();
       connectionConfig.readOnly = !mayWrite(context);
+      pendingOf.get(request)?.authenticated();
       return context;
     },
     async connected({ connection, context }) {
       context.connection = connection;
       connections.add(connection);
+      const reason = context.session.readOnlyReason;
+      if (reason) connection.sendStateless(JSON.stringify({ readOnly: reason }));
     },
     async onDisconnect({ context }) {
       if (context.connection) connections.delete(context.connection);
     },
     async beforeHandleMessage({ connection, context, update: message }) {
+      if (endedNow.has(connection)) connection.readOnly = true;
       if (connection.readOnly || !context.live) return;
       const update = updateIn(message);
       if (!update) return;
@@ -160,7 +196,8 @@ export async function collabSocket(services: Services, options: CollabOptions = 
         context.session.apply(context.live, update);
       } catch (error) {
         if (!(error instanceof DomainError)) throw error;
-        // Refused: Hocuspocus handles it as from a reader (dropped, not acknowledged).
+        // Refused: Hocuspocus handles it as from a reader (dropped, not acknowledged), and the
+        // connection is told why and closed: what its replica holds beyond this is not the document's.
         connection.readOnly = true;
         refusedNow.add(connection);
         logOnce(connection, 'refused', () =>
@@ -168,6 +205,9 @@ export async function collabSocket(services: Services, options: CollabOptions = 
             `live edit of ${context.session.documentId} by ${context.actor.personId} refused: ${error.message}`,
           ),
         );
+        connection.sendStateless(JSON.stringify({ refused: error.message }));
+        connections.delete(connection);
+        connection.close({ code: REFUSED_CODE, reason: error.message });
       }
     },
     async afterHandleMessage({ connection, context }) {
@@ -177,8 +217,10 @@ export async function collabSocket(services: Services, options: CollabOptions = 
 
   const sockets = new WebSocketServer({ noServer: true, maxPayload: options.maxMessageBytes ?? 8 * MiB });
 
-  function accept(ws: WebSocket, req: HttpRequest): void {
+  function accept(ws: WebSocket, req: HttpRequest, slot: string): void {
     const request = new Request(new URL(req.url ?? COLLAB_PATH, 'http://localhost'));
+    const pending = anonymous.track(ws, slot);
+    pendingOf.set(request, pending);
     const client = hocuspocus.handleConnection(ws as unknown as WebSocketLike, request);
     let windowStart = Date.now();
     let messages = 0;
@@ -192,6 +234,13 @@ export async function collabSocket(services: Services, options: CollabOptions = 
       }
       messages += 1;
       bytes += chunk.length;
+      if (!pending.received(chunk.length)) {
+        logOnce(ws, 'unauthenticated', () =>
+          console.warn('live socket closed: it sent too much before authenticating'),
+        );
+        ws.close(1008, 'Authenticate before sending more');
+        return;
+      }
       if (messages > maxMessagesPerSecond || bytes > maxBytesPerSecond) {
         logOnce(ws, 'flood', () =>
           console.warn(
@@ -211,7 +260,10 @@ export async function collabSocket(services: Services, options: CollabOptions = 
       }
       client.handleMessage(message);
     });
-    ws.on('close', (code, reason) => client.handleClose({ code, reason: reason.toString() }));
+    ws.on('close', (code, reason) => {
+      pending.closed();
+      client.handleClose({ code, reason: reason.toString() });
+    });
     ws.on('error', (error) =>
       logOnce(ws, 'error', () => console.warn(`live socket closed: ${error.message}`)),
     );
@@ -225,7 +277,21 @@ export async function collabSocket(services: Services, options: CollabOptions = 
       socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
       return;
     }
-    sockets.handleUpgrade(req, socket, head, (ws) => accept(ws, req));
+    const address = options.addressOf?.(req) ?? req.socket.remoteAddress ?? 'unknown';
+    const slot = anonymous.admit(address);
+    if (slot === null) {
+      socket.end('HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    // The slot is the socket's until it authenticates or closes; an upgrade that fails gives it back.
+    let taken = false;
+    socket.once('close', () => {
+      if (!taken) anonymous.release(slot);
+    });
+    sockets.handleUpgrade(req, socket, head, (ws) => {
+      taken = true;
+      accept(ws, req, slot);
+    });
   }
 
   /**
@@ -251,10 +317,20 @@ export async function collabSocket(services: Services, options: CollabOptions = 
   }, options.recheckMs ?? 15_000);
   recheckTimer.unref();
 
+  const credentialWatch = watchCredentials(services, connections, {
+    everyMs: options.credentialRecheckMs ?? 5_000,
+    ended: (connection) => {
+      endedNow.add(connection);
+      connection.readOnly = true;
+      connection.close({ code: ENDED_CODE, reason: REFUSED.ended });
+    },
+  });
+
   /** Closes every connection; people's edits are stored when the documents service closes. */
   async function close(): Promise<void> {
     closing = true;
     clearInterval(recheckTimer);
+    await credentialWatch.stop();
     const open = [...sockets.clients];
     await Promise.all(
       open.map(
@@ -275,9 +351,13 @@ export async function collabSocket(services: Services, options: CollabOptions = 
   return {
     handleUpgrade,
     recheck,
+    /** Closes connections whose credential ended; resolves once checked. */
+    recheckCredentials: credentialWatch.checkNow,
     close,
     /** Connections open now, for tests and measurements. */
     connectionCount: () => connections.size,
+    /** Sockets open now that have not authenticated. */
+    anonymousCount: () => anonymous.count(),
   };
 }
 

@@ -22,6 +22,21 @@ interface TicketBody {
   d: string;
   e: number;
   n?: string;
+  /** The credential it was issued under (a token or a browser session), checked again while the socket is open. */
+  c?: 'token' | 'session';
+  i?: string;
+}
+
+/** The credential a ticket was issued under. */
+export interface TicketSource {
+  kind: 'token' | 'session' | 'oauth';
+  credentialId: string;
+}
+
+/** Whom a ticket opens the socket for, and under which credential. */
+export interface Redeemed {
+  actor: Actor;
+  from: { kind: 'token' | 'session'; credentialId: string } | undefined;
 }
 
 /**
@@ -43,7 +58,11 @@ export function collabTickets(db: Db) {
       .digest();
   }
 
-  async function issue(actor: Actor, documentId: string): Promise<{ ticket: string; expires_at: number }> {
+  async function issue(
+    actor: Actor,
+    documentId: string,
+    from?: TicketSource,
+  ): Promise<{ ticket: string; expires_at: number }> {
     const expires = Date.now() + TICKET_TTL_MS;
     const body: TicketBody = {
       p: actor.personId,
@@ -52,6 +71,8 @@ export function collabTickets(db: Db) {
       d: documentId,
       e: expires,
       n: randomBytes(12).toString('base64url'),
+      // An OAuth access token is a secret, and never opens /api; the others are ids.
+      ...(from && from.kind !== 'oauth' ? { c: from.kind, i: from.credentialId } : {}),
     };
     const payload = Buffer.from(JSON.stringify(body)).toString('base64url');
     return {
@@ -83,7 +104,7 @@ export function collabTickets(db: Db) {
    * The person a ticket stands for, when it is genuine, unexpired, for this document and not
    * used before; this use uses it up. A used ticket is refused as any invalid one is (null).
    */
-  async function redeem(ticket: string, documentId: string): Promise<Actor | null> {
+  async function redeem(ticket: string, documentId: string): Promise<Redeemed | null> {
     if (!ticket.startsWith(PREFIX)) return null;
     const [payload, signature, extra] = ticket.slice(PREFIX.length).split('.');
     if (!payload || !signature || extra !== undefined) return null;
@@ -100,7 +121,11 @@ export function collabTickets(db: Db) {
     if (typeof body.p !== 'string' || typeof body.w !== 'string' || !Array.isArray(body.s)) return null;
     if (!(await use(expected, body.e))) return null;
     const scopes = body.s.filter((s): s is Scope => (SCOPES as readonly string[]).includes(s));
-    return { personId: body.p, workspaceId: body.w, scopes: new Set(scopes) };
+    const from =
+      (body.c === 'token' || body.c === 'session') && typeof body.i === 'string'
+        ? { kind: body.c, credentialId: body.i }
+        : undefined;
+    return { actor: { personId: body.p, workspaceId: body.w, scopes: new Set(scopes) }, from };
   }
 
   return { issue, redeem };

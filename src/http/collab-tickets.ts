@@ -29,9 +29,9 @@ export const collabTicketRoutes = [
     body: z.object({ document_id: z.custom<string>((v) => typeof v === 'string' && v !== '') }),
     bodyHint: 'Send JSON: {"document_id": "..."}',
     output: z.object({ ticket: z.string(), expires_at: z.number() }),
-    handler: async ({ services, actor, body }) => {
+    handler: async ({ services, actor, credential, body }) => {
       const { documentId } = await services.documents.live.access(actor, body.document_id);
-      return ticketsOf(services).issue(actor, documentId);
+      return ticketsOf(services).issue(actor, documentId, credential);
     },
   }),
 ];

@@ -24,7 +24,7 @@ const isScope = (s: string): s is Scope => (SCOPES as readonly string[]).include
  * token (bound to the resource it was issued for), or a browser session's cookie (`tss_…`).
  */
 export function credentialsService(
-  _deps: Deps,
+  deps: Deps,
   parts: { tokens: TokensService; sessions: SessionsService; records: OAuthRecords },
 ) {
   const { tokens, sessions, records } = parts;
@@ -68,7 +68,40 @@ export function credentialsService(
     );
   }
 
-  return { bearer, session };
+  /**
+   * Whether a credential verified earlier still stands for `personId`: not revoked, not expired,
+   * the session not signed out or moved to another workspace, the OAuth grant not revoked. Asks
+   * the database (or this process's own recent verification, for OAuth).
+   */
+  async function stillValid(
+    kind: Credential['kind'],
+    credentialId: string,
+    personId: string,
+  ): Promise<boolean> {
+    const now = Date.now();
+    if (kind === 'token') {
+      const row = await deps.db
+        .selectFrom('tokens')
+        .select(['person_id', 'expires_at'])
+        .where('id', '=', credentialId)
+        .executeTakeFirst();
+      return (
+        row !== undefined && row.person_id === personId && (row.expires_at === null || row.expires_at > now)
+      );
+    }
+    if (kind === 'session') {
+      const row = await deps.db
+        .selectFrom('browser_sessions')
+        .select(['person_id', 'expires_at'])
+        .where('id', '=', credentialId)
+        .executeTakeFirst();
+      return row !== undefined && row.person_id === personId && row.expires_at > now;
+    }
+    const access = await records.verifyAccessToken(credentialId);
+    return access !== null && access.personId === personId;
+  }
+
+  return { bearer, session, stillValid };
 }
 
 export type CredentialsService = ReturnType<typeof credentialsService>;

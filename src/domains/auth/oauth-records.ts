@@ -1,3 +1,4 @@
+import type { CredentialEnds } from './ended.ts';
 import type { Deps } from '../deps.ts';
 import { RecentlyVerified } from './recent.ts';
 
@@ -34,7 +35,7 @@ interface VerifiedAccess {
   expiresAt: number;
 }
 
-export function oauthRecords(deps: Deps) {
+export function oauthRecords(deps: Deps, ends?: CredentialEnds) {
   const { db } = deps;
   const recent = new RecentlyVerified<VerifiedAccess>();
   let prunedAt = 0;
@@ -203,6 +204,7 @@ export function oauthRecords(deps: Deps) {
   /** This process stops trusting the grant's tokens at once (other processes within TRUST_MS). */
   function forgetGrant(grantId: string) {
     recent.forget((v) => v.grantId === grantId);
+    ends?.tell();
   }
 
   /**

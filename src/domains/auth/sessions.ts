@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { DomainError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
+import type { CredentialEnds } from './ended.ts';
 import type { Deps } from '../deps.ts';
 import { SCOPES, type Actor } from '../workspace/actor.ts';
 import { accountKey, membershipsOf, type Membership } from './accounts.ts';
@@ -24,7 +25,7 @@ export interface BrowserSession {
 
 export const SESSION_PREFIX = 'tss_';
 
-export function sessionsService(deps: Deps) {
+export function sessionsService(deps: Deps, ends?: CredentialEnds) {
   const { db } = deps;
   const recent = new RecentlyVerified<BrowserSession & { lastSeen: number }>();
 
@@ -89,6 +90,7 @@ export function sessionsService(deps: Deps) {
     if (email !== undefined) query = query.where('email', '=', accountKey(email));
     const result = await query.executeTakeFirst();
     recent.forget(sessionId);
+    ends?.tell();
     if (Number(result.numDeletedRows) !== 1) throw new DomainError('not_found', 'Session not found');
   }
 
@@ -100,6 +102,7 @@ export function sessionsService(deps: Deps) {
       .where('id', '!=', keep)
       .execute();
     recent.forget((s) => s.email === accountKey(email) && s.sessionId !== keep);
+    ends?.tell();
   }
 
   /** Moves a session to another workspace of the same account; any other id is not found. */
@@ -119,6 +122,7 @@ export function sessionsService(deps: Deps) {
         .where('id', '=', sessionId)
         .execute();
       recent.forget(sessionId);
+      ends?.tell();
       return target;
     });
   }

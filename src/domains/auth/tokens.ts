@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { DomainError, invalid } from '../../errors.ts';
 import { newId } from '../../ids.ts';
+import type { CredentialEnds } from './ended.ts';
 import type { Deps } from '../deps.ts';
 import { parseScopes, type Actor, type Scope } from '../workspace/actor.ts';
 import { RecentlyVerified } from './recent.ts';
@@ -36,7 +37,7 @@ export function parseTtl(ttl: string): number {
 
 export const tokenNotFound = () => new DomainError('not_found', 'Token not found');
 
-export function tokensService(deps: Deps) {
+export function tokensService(deps: Deps, ends?: CredentialEnds) {
   const { db } = deps;
   // Every MCP request carries its token; remembering recent verifications saves a hash and a query.
   const recent = new RecentlyVerified<VerifiedToken>();
@@ -114,6 +115,7 @@ export function tokensService(deps: Deps) {
     const result = await query.executeTakeFirst();
     recent.forget(tokenId);
     if (Number(result.numDeletedRows) !== 1) throw tokenNotFound();
+    ends?.tell();
   }
 
   return { create, verify, list, revoke };

@@ -18,7 +18,7 @@ export function documentsService(deps: Deps, options: StoreOptions = {}) {
   const { edit } = editor({ deps, store, hooks, acquire: lease.acquire, digestAt, holdsDigest, prune });
   const { create } = creator(deps, store, lease.acquire);
   const { list } = lister(deps);
-  const live = liveDocuments(deps, store);
+  const live = liveDocuments(deps, store, options.bounds);
 
   /**
    * A person's change from a live replica: they must be able to edit the document, the update

@@ -1,5 +1,6 @@
 import * as Y from 'yjs';
 import { newId } from '../../ids.ts';
+import { wellFormed } from './block-shape.ts';
 import { splitBlocks } from './text.ts';
 
 /**
@@ -37,10 +38,11 @@ export function newBlock(text: string): BlockMap {
   return map;
 }
 
+/** The blocks people read: not removed, and well-formed (a malformed one from storage is skipped). */
 export function liveBlocks(doc: Y.Doc): LiveBlock[] {
   const out: LiveBlock[] = [];
   blockArray(doc).forEach((map, index) => {
-    if (!isDeleted(map))
+    if (wellFormed(map) && !isDeleted(map))
       out.push({ id: map.get('id') as string, text: blockText(map).toString(), map, index });
   });
   return out;
@@ -79,8 +81,18 @@ function settled(doc: Y.Doc): boolean {
   return doc._transaction === null && doc._transactionCleanups.length === 0;
 }
 
+/** Stands in for the text of a malformed block, which reads as removed. */
+const NO_TEXT = new Y.Doc().getText('none');
+
 function newInfo(map: BlockMap): BlockInfo {
-  return { map, text: blockText(map), deleted: isDeleted(map), string: undefined, entry: undefined };
+  const ok = wellFormed(map);
+  return {
+    map,
+    text: ok ? blockText(map) : NO_TEXT,
+    deleted: !ok || isDeleted(map),
+    string: undefined,
+    entry: undefined,
+  };
 }
 
 function infoOf(infos: Map<BlockMap, BlockInfo>, map: BlockMap): BlockInfo {
@@ -117,8 +129,9 @@ function derivedOf(doc: Y.Doc): Derived {
       if (!info) continue;
       if (type === map) {
         // The block's own keys changed: its mark, its text, its id.
-        info.deleted = isDeleted(info.map);
-        info.text = blockText(info.map);
+        const ok = wellFormed(info.map);
+        info.deleted = !ok || isDeleted(info.map);
+        info.text = ok ? blockText(info.map) : NO_TEXT;
       }
       info.string = info.entry = undefined;
     }
@@ -139,7 +152,10 @@ function followChanges(
   const clients = tr.doc.store.clients;
   const isNew = (item: Y.Item) => item.id.clock >= (tr.beforeState.get(item.id.client) ?? 0);
   const isBlock = (struct: Y.Item | Y.GC): struct is Y.Item =>
-    struct instanceof Y.Item && struct.parent === array && struct.content instanceof Y.ContentType;
+    struct instanceof Y.Item &&
+    struct.parent === array &&
+    struct.content instanceof Y.ContentType &&
+    struct.content.type instanceof Y.Map;
   let inStep = true;
   // Blocks the transaction took out of the array.
   tr.deleteSet.clients.forEach((ranges, client) => {
@@ -188,7 +204,8 @@ function allInfos(doc: Y.Doc): readonly BlockInfo[] {
   const out: BlockInfo[] = [];
   // The array's items in order, without building its content: one block per item not removed.
   for (let item = blockArray(doc)._start; item !== null; item = item.right) {
-    if (item.deleted || !(item.content instanceof Y.ContentType)) continue;
+    if (item.deleted || !(item.content instanceof Y.ContentType) || !(item.content.type instanceof Y.Map))
+      continue;
     const map = item.content.type as BlockMap;
     out.push(keep ? infoOf(cached.infos, map) : newInfo(map));
   }
@@ -395,7 +412,8 @@ export function compact(doc: Y.Doc): number {
   let removed = 0;
   doc.transact(() => {
     for (let i = blocks.length - 1; i >= 0; i--) {
-      if (isDeleted(blocks.get(i))) {
+      const block: unknown = blocks.get(i);
+      if (block instanceof Y.Map && isDeleted(block)) {
         blocks.delete(i, 1);
         removed++;
       }

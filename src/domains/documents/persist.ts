@@ -51,7 +51,8 @@ export function persister(deps: Deps, log: DocLog, stored: (live: LiveDoc, marks
         await log.takeIn(trx, live);
         // What is stored is the document at one moment: its text, its digest, its row and the
         // changes not stored yet.
-        const markdown = projection(live.doc);
+        // PostgreSQL text cannot hold U+0000; what a live document held from before it was refused reads as U+FFFD.
+        const markdown = projection(live.doc).replaceAll('\u0000', '\uFFFD');
         const agentRow = opts.agentRow?.complete(version);
         const digest = agentRow ? null : storedDigest(live.doc);
         taken = live.unsaved.splice(0);

@@ -1,5 +1,6 @@
 import * as Y from 'yjs';
 import type { Deps } from '../deps.ts';
+import type { DocumentBounds } from './bounds.ts';
 import { docLog } from './doc-log.ts';
 import {
   AGENT_ORIGIN,
@@ -16,6 +17,7 @@ import {
 } from './live-doc.ts';
 import { compact, projection } from './model.ts';
 import { peerChanges } from './peer-changes.ts';
+import { repairBlocks } from './repair.ts';
 import { FOLD_AFTER, persister } from './persist.ts';
 
 export type { KeptBlock, LiveDoc, LiveDocHooks, VersionRow, Writer } from './live-doc.ts';
@@ -35,6 +37,8 @@ export interface StoreOptions {
    * (that instance may have stopped).
    */
   peerGraceMs?: number;
+  /** How large people may make a document live (defaults in bounds.ts). */
+  bounds?: Partial<DocumentBounds>;
 }
 
 /**
@@ -87,11 +91,14 @@ export function documentStore(deps: Deps, options: StoreOptions = {}) {
     try {
       const stored = await log.load(id, doc);
       made = live(id, doc, stored.storedAt, stored.lastSeq, stored.logged);
+      // Blocks stored malformed before people's updates were judged whole are mended (and stored).
+      const repaired = repairBlocks(id, doc) > 0;
       let shared = false;
       for (const h of hookSets) if (h.loaded && (await h.loaded(made))) shared = true;
       // Nothing can refer to removed blocks of a document no one else has open.
       const compacted = !shared && compact(doc) > 0;
-      if (compacted || made.logged >= FOLD_AFTER) notifyStored(made, marksOf(await log.fold(made)));
+      if (compacted || repaired || made.logged >= FOLD_AFTER)
+        notifyStored(made, marksOf(await log.fold(made)));
     } catch (error) {
       if (made) for (const h of hookSets) h.unloaded?.(made);
       doc.destroy();
@@ -288,7 +295,7 @@ export function documentStore(deps: Deps, options: StoreOptions = {}) {
       if (l.peerTimer) clearTimeout(l.peerTimer);
       await flushPersonEdits(l).catch((error: unknown) => (failed ??= error));
     }
-    for (const h of hookSets) await h.close?.();
+    for (const h of hookSets) await h.close?.().catch((error: unknown) => (failed ??= error));
     for (const l of loaded.values()) l.doc.destroy();
     loaded.clear();
     if (failed) throw failed;

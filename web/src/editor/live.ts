@@ -24,6 +24,8 @@ export interface Live {
   scope: 'read-write' | 'readonly' | undefined;
   connected: boolean;
   failed?: string;
+  /** Why the document follows read-only although the person may edit it (it is past its size bounds). */
+  readOnlyReason?: string;
   people: Present[];
 }
 
@@ -88,6 +90,19 @@ export function useLive(documentId: string): Live | undefined {
       onAuthenticationFailed: () =>
         update({ failed: 'The live document could not be opened; reload the page to try again.' }),
       onAwarenessChange: () => update({ people: peopleOf(provider) }),
+      // The server says why a document is read-only, or why it refused a change (and closed).
+      onStateless: ({ payload }) => {
+        let said: { readOnly?: unknown; refused?: unknown } = {};
+        try {
+          said = JSON.parse(payload) as typeof said;
+        } catch {
+          return;
+        }
+        if (typeof said.readOnly === 'string') update({ readOnlyReason: said.readOnly });
+        if (typeof said.refused === 'string') {
+          update({ failed: `Your last change was refused (${said.refused}); reload the page to go on.` });
+        }
+      },
     });
     current = { doc, provider, synced: false, scope: undefined, connected: false, people: [] };
     // The server names everyone by who they signed in as; this editor says so of itself too

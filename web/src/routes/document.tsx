@@ -228,6 +228,11 @@ export default function DocumentView() {
         )}
         <ErrorNote error={doc.error} />
         {live?.failed && <p className="error">{live.failed}</p>}
+        {live?.readOnlyReason && (
+          <p className="note" role="status">
+            {live.readOnlyReason}
+          </p>
+        )}
         {live && <PeopleHere people={live.people} />}
         {editing ? (
           <Editor live={live} onSelection={setSelection} />
