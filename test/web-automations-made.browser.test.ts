@@ -152,7 +152,7 @@ for (const db of DATABASES) {
       assert.ok((await templates.count()) >= 6);
       await shot(page, 'new-automation-1280');
       await dialog.getByRole('button', { name: /^Weekly document digest/ }).click();
-      await dialog.getByLabel('Document').selectOption({ label: 'Roadmap' });
+      await dialog.getByLabel('Document', { exact: true }).selectOption({ label: 'Roadmap' });
       await dialog.getByRole('button', { name: 'Draft from template' }).click();
       await page.waitForURL(/\/automations\/drafts\/fv_/);
       await page.getByRole('heading', { level: 1, name: 'Weekly digest' }).waitFor();
@@ -168,7 +168,7 @@ for (const db of DATABASES) {
       const steps = page.getByRole('table', { name: 'Steps of this run' });
       await steps
         .getByRole('row')
-        .filter({ hasText: 'post' })
+        .filter({ has: page.getByRole('rowheader', { name: 'post' }) })
         .getByText('Simulated', { exact: true })
         .waitFor();
       await page.getByRole('region', { name: 'Plan diagram' }).first().waitFor();
@@ -368,7 +368,7 @@ for (const db of DATABASES) {
         run_id: started.run_id,
       });
       const stored = run?.nodes.find((n) => n.node_id === 'read') as { output?: Json } | undefined;
-      assert.ok(String(stored?.output?.markdown ?? '').length > 80, 'the output is long');
+      assert.ok(JSON.stringify(stored?.output).length > 80, 'the output is longer than a cell shows');
       assert.deepEqual(shown, stored?.output, 'the whole output is shown');
       assert.ok(await whole.getByRole('button', { name: 'Copy output' }).isVisible());
       await page.keyboard.press('Escape');
