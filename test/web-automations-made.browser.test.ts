@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Locator, Page } from 'playwright-core';
 import {
   approval,
   capability,
@@ -91,10 +91,14 @@ for (const db of DATABASES) {
     let phone: BrowserContext;
     let counter = 0;
 
-    async function shot(page: Page, name: string) {
+    /** A screenshot of the page, or of one part of it, for a person to look at. */
+    async function shot(page: Page, name: string, part?: Locator | 'viewport') {
       if (!SHOTS) return;
       mkdirSync(SHOTS, { recursive: true });
-      await page.screenshot({ path: join(SHOTS, `${name}-${db.name}.png`), fullPage: true });
+      const path = join(SHOTS, `${name}-${db.name}.png`);
+      if (part === 'viewport') await page.screenshot({ path });
+      else if (part) await part.screenshot({ path });
+      else await page.screenshot({ path, fullPage: true });
     }
 
     /** Presses Tab until the focused element has this accessible name (at most 80 presses). */
@@ -163,6 +167,12 @@ for (const db of DATABASES) {
       // The template's trigger is filled in.
       assert.equal(await page.getByLabel('Frequency').inputValue(), 'weekly');
       await shot(page, 'draft-1280');
+      const small = await open(phone, page.url());
+      await small.getByRole('region', { name: 'Plan diagram' }).waitFor();
+      await shot(small, 'draft-390', 'viewport');
+      await small.getByRole('button', { name: 'Publish' }).scrollIntoViewIfNeeded();
+      await shot(small, 'draft-390-publish', 'viewport');
+      await small.close();
 
       await page.getByRole('button', { name: 'Dry run' }).click();
       const steps = page.getByRole('table', { name: 'Steps of this run' });
@@ -289,7 +299,7 @@ for (const db of DATABASES) {
       await shot(page, 'diagram-1280');
       const small = await open(phone, app.url(`/automations/drafts/${draft.flow_version_id}`));
       await small.getByRole('region', { name: 'Plan diagram' }).waitFor();
-      await shot(small, 'diagram-390');
+      await shot(small, 'diagram-390', small.getByRole('region', { name: 'Plan diagram' }));
       await small.close();
       await page.close();
     });
@@ -315,7 +325,7 @@ for (const db of DATABASES) {
       await smallEditor.getByRole('button', { name: 'Publish' }).click();
       await smallEditor.getByRole('list', { name: 'Problems in the plan' }).waitFor();
       await smallEditor.getByRole('group', { name: 'Step read' }).scrollIntoViewIfNeeded();
-      await shot(small, 'step-form-error-390');
+      await shot(small, 'step-form-error-390', smallEditor.getByRole('group', { name: 'Step read' }));
       await small.close();
 
       await windowField.fill('500');
@@ -379,7 +389,7 @@ for (const db of DATABASES) {
       );
       await small.getByRole('region', { name: 'Plan diagram' }).waitFor();
       await small.getByRole('table', { name: 'Steps of this run' }).waitFor();
-      await shot(small, 'run-diagram-390');
+      await shot(small, 'run-diagram-390', small.getByRole('region', { name: /^Run run_/ }));
       await small.close();
       await page.close();
     });
@@ -410,7 +420,7 @@ for (const db of DATABASES) {
         .getByRole('dialog', { name: 'New automation' })
         .getByRole('list', { name: 'Templates' })
         .waitFor();
-      await shot(small, 'new-automation-390');
+      await shot(small, 'new-automation-390', small.getByRole('dialog', { name: 'New automation' }));
       await small.close();
       await page.close();
     });

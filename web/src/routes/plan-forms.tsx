@@ -193,6 +193,14 @@ function FieldControl({
     );
   }
   const bySource = new Map(sources.map((s) => [sourceKey(s.value), s]));
+  // A binding the list does not offer (a part of a step's output deeper down) is kept and shown.
+  if (initial.source !== 'value' && !bySource.has(source)) {
+    const label =
+      initial.source === 'ref'
+        ? `${initial.node}${initial.path ? `.${initial.path}` : ''}`
+        : `Trigger: ${initial.path || 'whole payload'}`;
+    bySource.set(source, { label, value: initial });
+  }
   return (
     <div className="step-field">
       <label htmlFor={id}>
@@ -207,7 +215,7 @@ function FieldControl({
             {bySource.get(source)?.label ?? source}
           </output>
         )}
-        {field.bindable && sources.length > 0 && (
+        {field.bindable && bySource.size > 0 && (
           <select
             className="source"
             aria-label={`${field.label}: value from`}
@@ -219,8 +227,8 @@ function FieldControl({
             }}
           >
             <option value="value">Typed here</option>
-            {sources.map((s) => (
-              <option key={sourceKey(s.value)} value={sourceKey(s.value)}>
+            {[...bySource.entries()].map(([key, s]) => (
+              <option key={key} value={key}>
                 {s.label}
               </option>
             ))}
