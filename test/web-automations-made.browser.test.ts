@@ -189,7 +189,7 @@ for (const db of DATABASES) {
       assert.equal(paused?.enabled, false, 'the dry run published it paused');
 
       await page.getByRole('button', { name: 'Publish' }).click();
-      await page.waitForURL(/\/automations\/auto_/);
+      await page.waitForURL(/\/automations\/aut_/);
       await page.getByRole('heading', { level: 1, name: 'Weekly digest' }).waitFor();
       listed = ok(await (await app.h.as('ada@acme.test')).call('list_automations', {}));
       const live = (listed.automations as Json[]).find((a) => a.name === 'Weekly digest');

@@ -73,16 +73,17 @@ function TemplateFieldInput({
   onChange: (value: string, words?: string) => void;
   choices: { id: string; title: string }[] | undefined;
 }) {
-  if ((field.kind === 'document' || field.kind === 'page') && choices) {
+  if (field.kind === 'document' || field.kind === 'page') {
     return (
       <Field label={field.label}>
         <select
           required
           value={value}
-          onChange={(e) => onChange(e.target.value, choices.find((c) => c.id === e.target.value)?.title)}
+          disabled={!choices}
+          onChange={(e) => onChange(e.target.value, choices?.find((c) => c.id === e.target.value)?.title)}
         >
-          <option value="">Choose…</option>
-          {choices.map((c) => (
+          <option value="">{choices ? 'Choose…' : 'Loading…'}</option>
+          {(choices ?? []).map((c) => (
             <option key={c.id} value={c.id}>
               {c.title}
             </option>
