@@ -39,6 +39,13 @@ export async function openConfiguredServices(config: Config): Promise<Services> 
       publicUrl: config.publicUrl,
       modelConfigured: Boolean(config.modelUrl && config.model),
     },
+    builder: {
+      model:
+        config.modelUrl && config.model
+          ? { url: config.modelUrl, key: config.modelKey, model: config.model }
+          : undefined,
+      timeoutMs: config.agentTimeoutMs,
+    },
   });
   try {
     await services.documents.store.extend(liveDocumentHooks);

@@ -3,6 +3,8 @@ import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { activityService, notificationsService } from './domains/activity/activity.ts';
 import { agentsService } from './domains/agents/status.ts';
+import { describeItService } from './domains/agents/describe-it.ts';
+import type { ModelConfig } from './model/model.ts';
 import { accountsService } from './domains/auth/accounts.ts';
 import { credentialsService } from './domains/auth/credentials.ts';
 import { grantsService } from './domains/auth/grants.ts';
@@ -11,6 +13,7 @@ import { sessionsService } from './domains/auth/sessions.ts';
 import { tokensService } from './domains/auth/tokens.ts';
 import { automationsService, type AutomationOptions } from './domains/automations/automations.ts';
 import { draftsService } from './domains/automations/drafts.ts';
+import { draftActions } from './domains/automations/draft-publish.ts';
 import { rerunsService } from './domains/automations/reruns.ts';
 import { automationViews } from './domains/automations/views.ts';
 import { commentsService } from './domains/comments/comments.ts';
@@ -32,6 +35,8 @@ export interface ServiceOptions {
   automations?: AutomationOptions;
   /** The key connector secrets are sealed with (TANDEM_SECRET_KEY or TANDEM_DATA/secrets.key). */
   secretKey?: Buffer;
+  /** The model @Builder drafts with from a sentence in the app (`Describe it`), when one is configured. */
+  builder?: { model?: ModelConfig | undefined; timeoutMs?: number };
 }
 
 export function createServices(storage: Storage, options: ServiceOptions = {}) {
@@ -64,6 +69,9 @@ export function createServices(storage: Storage, options: ServiceOptions = {}) {
   const tokens = tokensService(deps, ended);
   const sessions = sessionsService(deps, ended);
   const oauth = oauthRecords(deps, ended);
+  const automations = automationsService(deps, options.automations);
+  const drafts = draftsService(deps, options.automations);
+  const activity = activityService(deps);
   return {
     deps,
     storage,
@@ -72,8 +80,12 @@ export function createServices(storage: Storage, options: ServiceOptions = {}) {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    automations: automationsService(deps, options.automations),
-    drafts: draftsService(deps, options.automations),
+    automations,
+    drafts,
+    /** Drafting from a template, publishing and dry-running drafts from the app. */
+    draftActions: draftActions(automations, drafts),
+    /** `Describe it`: @Builder drafts from a person's sentence in the app. */
+    describeIt: describeItService({ automations, activity, db: deps.db }, options.builder),
     /** Retries and replays of finished runs (the engine hears of the runs they queue). */
     reruns: rerunsService(deps, { queued: heard }),
     agents: agentsService(deps),
@@ -94,7 +106,7 @@ export function createServices(storage: Storage, options: ServiceOptions = {}) {
     credentials: credentialsService(deps, { tokens, sessions, records: oauth }),
     /** Told when a credential ends here (or, over Redis, on another instance). */
     credentialEnds: ended,
-    activity: activityService(deps),
+    activity,
     /** Stores what is pending (people's edits) and closes the database. */
     async close() {
       if (told) clearTimeout(told);

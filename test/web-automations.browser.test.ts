@@ -232,6 +232,7 @@ for (const db of DATABASES) {
       const editor = page.getByRole('region', { name: 'Edit and publish' });
       const preview = editor.getByRole('region', { name: 'Preview' });
       // A plan edit too: a refused trigger must not leave a draft of it behind.
+      await editor.getByRole('button', { name: 'Edit as JSON' }).click();
       const planBox = editor.getByLabel('Plan (JSON)');
       const edited = JSON.parse(await planBox.inputValue()) as { nodes: Json[]; edges: Json[] };
       edited.nodes.push({ id: 'done', kind: 'notify', message: lit('Posted.') });
@@ -291,6 +292,7 @@ for (const db of DATABASES) {
       const published = await publish();
       const page = await automationPage(published.automation_id);
       const editor = page.getByRole('region', { name: 'Edit and publish' });
+      await editor.getByRole('button', { name: 'Edit as JSON' }).click();
       const planBox = editor.getByLabel('Plan (JSON)');
       const edited = JSON.parse(await planBox.inputValue()) as { nodes: Json[]; edges: Json[] };
       edited.nodes.push({ id: 'done', kind: 'notify', message: lit('Posted.') });
@@ -325,6 +327,7 @@ for (const db of DATABASES) {
       // Ada publishes the second in the app.
       const page = await automationPage(published.automation_id as string);
       const editor = page.getByRole('region', { name: 'Edit and publish' });
+      await editor.getByRole('button', { name: 'Edit as JSON' }).click();
       const planBox = editor.getByLabel('Plan (JSON)');
       const edited = JSON.parse(await planBox.inputValue()) as { nodes: Json[]; edges: Json[] };
       edited.nodes.push({ id: 'done', kind: 'notify', message: lit('Posted.') });
@@ -349,6 +352,7 @@ for (const db of DATABASES) {
       const published = await publish();
       const page = await automationPage(published.automation_id);
       const editor = page.getByRole('region', { name: 'Edit and publish' });
+      await editor.getByRole('button', { name: 'Edit as JSON' }).click();
       const planBox = editor.getByLabel('Plan (JSON)');
       const edited = JSON.parse(await planBox.inputValue()) as { edges: Json[] };
       edited.edges.push({ from: 'post', to: 'read' });

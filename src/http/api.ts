@@ -8,6 +8,7 @@ import { accountRoutes } from './routes/account.ts';
 import { activityRoutes } from './routes/activity.ts';
 import { automationRoutes } from './routes/automations.ts';
 import { automationPageRoutes } from './api-automations.ts';
+import { draftRoutes } from './api-drafts.ts';
 import { documentPageRoutes } from './api-documents.ts';
 import { documentVersionRoutes } from './api-document-versions.ts';
 import { agentRoutes } from './api-agents.ts';
@@ -19,6 +20,7 @@ export const API_ROUTES: readonly AnyRoute[] = [
   ...automationRoutes,
   ...accountRoutes,
   ...automationPageRoutes,
+  ...draftRoutes,
   ...documentPageRoutes,
   ...documentVersionRoutes,
   ...agentRoutes,

@@ -323,6 +323,10 @@ export interface FlowVersionTable {
   plan_json: string;
   /** `person` (made by `created_by` themselves) or `agent` (for them); null before it was recorded. */
   made_by: string | null;
+  /** The agent of Tandem that drafted it (`Builder`); null when none did. */
+  agent: string | null;
+  /** The trigger the draft proposes (a template's), as JSON; null when it proposes none. */
+  trigger_json: string | null;
 }
 
 export interface AutomationTable {

@@ -6,6 +6,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { createEngine, type Engine, type EngineOptions } from '../../src/engine/engine.ts';
 import { WEB_DIST } from '../../src/http/web.ts';
 import type { RunningServer } from '../../src/server.ts';
+import type { ServiceOptions } from '../../src/services.ts';
 import type { TestDatabase } from './databases.ts';
 import { setup, type Harness } from './harness.ts';
 import { startOnFreePorts } from './raw-http.ts';
@@ -37,11 +38,16 @@ export interface WebApp {
 /**
  * The real server (app and pages origins, run engine) over the test fixture on one database,
  * and Debian's Chromium to drive it. Everyone in the fixture gets the same password. The engine
- * takes `engineOptions` (stand-ins for outside connector calls, say).
+ * takes `engineOptions` (stand-ins for outside connector calls, say), the services `serviceOptions`
+ * (the model @Builder drafts with from a sentence, say).
  */
-export async function openWebApp(db: TestDatabase, engineOptions: EngineOptions = {}): Promise<WebApp> {
+export async function openWebApp(
+  db: TestDatabase,
+  engineOptions: EngineOptions = {},
+  serviceOptions?: ServiceOptions,
+): Promise<WebApp> {
   requireBuiltApp();
-  const h = await setup(db);
+  const h = await setup(db, serviceOptions);
   const dataDir = mkdtempSync(join(tmpdir(), 'tandem-web-'));
   const server = await startOnFreePorts(h.services, dataDir);
   // The engine runs on its own, as in `tandem serve`; it looks for work itself on both databases.

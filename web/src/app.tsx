@@ -14,6 +14,7 @@ const DocumentView = lazy(() => import('./routes/document.tsx'));
 const PageView = lazy(() => import('./routes/page.tsx'));
 const Automations = lazy(() => import('./routes/automations.tsx'));
 const Automation = lazy(() => import('./routes/automation.tsx'));
+const AutomationDraft = lazy(() => import('./routes/draft.tsx'));
 const Session = lazy(() => import('./routes/session.tsx'));
 const Notifications = lazy(() => import('./routes/notifications.tsx'));
 const Activity = lazy(() => import('./routes/activity.tsx'));
@@ -132,6 +133,7 @@ export function App() {
               <Route path="/pages/:id" element={<PageView />} />
               <Route path="/automations" element={<Automations />} />
               <Route path="/automations/:id" element={<Automation />} />
+              <Route path="/automations/drafts/:id" element={<AutomationDraft />} />
               <Route path="/sessions/:id" element={<Session />} />
               <Route path="/notifications" element={<Notifications />} />
               <Route path="/activity" element={<Activity />} />

@@ -1,5 +1,5 @@
 import type { ModelMessage } from 'ai';
-import { chat } from '../../model/model.ts';
+import { chat, type ModelConfig } from '../../model/model.ts';
 import { DomainError } from '../../errors.ts';
 import type { PlanError } from '../../flowplan/validate.ts';
 import { parseBuilderAnswer } from './builder-answer.ts';
@@ -18,14 +18,18 @@ async function guide(turn: AgentTurn): Promise<string> {
     {},
     () => turn.services.automations.describe(turn.actor, {}),
   );
-  // node_shapes repeats the plan schema's $defs; the plan schema alone says it all.
+  return guideText(described);
+}
+
+/** The catalogue as the Builder is given it: node_shapes repeats the plan schema's $defs, so it goes. */
+export function guideText(described: { node_shapes: unknown }): string {
   const { node_shapes: _shapes, ...rest } = described;
   return JSON.stringify(rest);
 }
 
-function instructions(name: string, guideJson: string): string {
+export function instructions(name: string, guideJson: string, where = 'in a comment thread'): string {
   return [
-    `You are the Builder, the agent of Tandem that drafts automations. ${name} asked you for one in a comment thread. Turn the request into a FlowPlan (planVersion 1) that passes validation.`,
+    `You are the Builder, the agent of Tandem that drafts automations. ${name} asked you for one ${where}. Turn the request into a FlowPlan (planVersion 1) that passes validation.`,
     'Answer with exactly one JSON object and nothing else:',
     '{"ask": "<the request, in one sentence>", "write_approval": "required" or "automatic", "plan": <the FlowPlan>}',
     'Rules: node ids are unique; edges form a DAG; a ref binding names a node upstream of the node using it; a capability of kind write needs an approval node upstream on every path unless write_approval is "automatic" (then the plan has no approval node). Use only the capabilities listed below, with their input schemas. The plan has no trigger: the person sets it in the app when publishing.',
@@ -60,6 +64,60 @@ async function draftReply(turn: AgentTurn, flowVersionId: string): Promise<Outco
   };
 }
 
+/** What the Builder drafts: the person's request as a plan, the ask and the write rule. */
+export interface BuilderDraftArgs {
+  plan_json: unknown;
+  ask: string;
+  write_approval: unknown;
+}
+
+/**
+ * The Builder's drafting: asks the model for a plan, drafts it (the same domain call as
+ * draft_automation) and sends the validator's errors back up to REPAIRS times. Returns the draft,
+ * or the last problems when no answer passed.
+ */
+export async function draftWithRepairs(attempt: {
+  model: ModelConfig;
+  timeoutMs: number;
+  signal: AbortSignal;
+  instructions: string;
+  messages: ModelMessage[];
+  /** The ask when the model gives none: the request as the person wrote it. */
+  fallbackAsk: string;
+  draft: (args: BuilderDraftArgs) => Promise<{ flow_version_id: string }>;
+}): Promise<{ flow_version_id: string } | { failed: string }> {
+  const { messages } = attempt;
+  let last = '';
+  for (let round = 0; round <= REPAIRS; round++) {
+    const text = await chat(attempt.model, {
+      instructions: attempt.instructions,
+      messages,
+      timeoutMs: attempt.timeoutMs,
+      signal: attempt.signal,
+    });
+    messages.push({ role: 'assistant', content: text });
+    const parsed = parseBuilderAnswer(text);
+    let problem: string;
+    if ('problem' in parsed) problem = parsed.problem;
+    else {
+      const { answer } = parsed;
+      const ask = (answer.ask?.trim() || attempt.fallbackAsk.trim()).replace(/\s+/g, ' ').slice(0, 1000);
+      const args = { plan_json: answer.plan, ask, write_approval: answer.write_approval ?? 'required' };
+      try {
+        return { flow_version_id: (await attempt.draft(args)).flow_version_id };
+      } catch (error) {
+        if (!(error instanceof DomainError) || !['invalid_plan', 'invalid_argument'].includes(error.code))
+          throw error;
+        const errors = (error.data?.errors ?? []) as PlanError[];
+        problem = errors.length ? `The validator refused the plan:\n${problemsText(errors)}` : error.message;
+      }
+    }
+    last = problem;
+    messages.push({ role: 'user', content: `${problem}\nAnswer again with the corrected JSON object only.` });
+  }
+  return { failed: last };
+}
+
 /**
  * The Builder: asks the model for a FlowPlan with describe_capabilities as its guide, drafts it as
  * the person who asked (the same domain call as draft_automation), sends the validator's errors
@@ -87,44 +145,24 @@ export const builder: Agent = async (turn): Promise<Outcome> => {
       ].join('\n\n'),
     },
   ];
-  let last = '';
-  for (let attempt = 0; attempt <= REPAIRS; attempt++) {
-    const text = await chat(turn.model, {
-      instructions: system,
-      messages,
-      timeoutMs: turn.timeoutMs,
-      signal: turn.signal,
-    });
-    messages.push({ role: 'assistant', content: text });
-    const parsed = parseBuilderAnswer(text);
-    let problem: string;
-    if ('problem' in parsed) problem = parsed.problem;
-    else {
-      const { answer } = parsed;
-      const ask = (answer.ask?.trim() || asking.body.trim()).replace(/\s+/g, ' ').slice(0, 1000);
-      const args = { plan_json: answer.plan, ask, write_approval: answer.write_approval ?? 'required' };
-      try {
-        const drafted = await asPerson(
-          turn,
-          { tool: 'draft_automation', scope: 'automations:write' },
-          {},
-          () =>
-            turn.services.automations.draft(turn.actor, args, {
-              within: (trx, result) =>
-                recordDraft(trx, turn.request.id, turn.workerId, String(result.flow_version_id)),
-            }),
-        );
-        return draftReply(turn, drafted.flow_version_id);
-      } catch (error) {
-        if (!(error instanceof DomainError) || !['invalid_plan', 'invalid_argument'].includes(error.code))
-          throw error;
-        const errors = (error.data?.errors ?? []) as PlanError[];
-        problem = errors.length ? `The validator refused the plan:\n${problemsText(errors)}` : error.message;
-      }
-    }
-    last = problem;
-    messages.push({ role: 'user', content: `${problem}\nAnswer again with the corrected JSON object only.` });
-  }
+  const drafted = await draftWithRepairs({
+    model: turn.model,
+    timeoutMs: turn.timeoutMs,
+    signal: turn.signal,
+    instructions: system,
+    messages,
+    fallbackAsk: asking.body,
+    draft: (args) =>
+      asPerson(turn, { tool: 'draft_automation', scope: 'automations:write' }, {}, () =>
+        turn.services.automations.draft(turn.actor, args, {
+          agent: 'Builder',
+          within: (trx, result) =>
+            recordDraft(trx, turn.request.id, turn.workerId, String(result.flow_version_id)),
+        }),
+      ),
+  });
+  if ('flow_version_id' in drafted) return draftReply(turn, drafted.flow_version_id);
+  const last = drafted.failed;
   return {
     status: 'failed',
     body: `I could not draft an automation that passes the checks after ${REPAIRS + 1} attempts. The last problems were:\n\n${last}\n\nMention @${turn.request.agent} again with more detail to try again.`,

@@ -1,9 +1,9 @@
-import type { Deps, WriteOptions } from '../deps.ts';
+import type { Deps } from '../deps.ts';
 import type { Actor } from '../workspace/actor.ts';
 import { decideApproval } from './approvals.ts';
 import { automationsContext, type AutomationOptions } from './context.ts';
 import { automationControls } from './controls.ts';
-import { draftVersion } from './drafts.ts';
+import { draftVersion, type DraftArgs, type DraftOptions } from './drafts.ts';
 import { publish, type PublishArgs } from './publish.ts';
 import { automationQueries } from './queries.ts';
 import { sessionView } from './session-view.ts';
@@ -45,11 +45,8 @@ export function automationsService(deps: Deps, options: AutomationOptions = {}) 
     describe: queries.describe,
 
     /** Checks a plan and stores it as a draft version (of a new flow, or of `automation_id`). */
-    draft: (
-      actor: Actor,
-      args: { plan_json?: unknown; ask?: unknown; write_approval?: unknown; automation_id?: unknown },
-      options: Pick<WriteOptions, 'within'> = {},
-    ) => draftVersion(ctx, actor, args, options),
+    draft: (actor: Actor, args: DraftArgs, options: DraftOptions = {}) =>
+      draftVersion(ctx, actor, args, options),
 
     /** Makes a draft live with a trigger, or changes only the trigger of the live version. */
     publish: (actor: Actor, args: PublishArgs) => publish(ctx, actor, args),

@@ -4,10 +4,11 @@ import { newId } from '../../ids.ts';
 import type { FlowTable, Db } from '../../storage/schema.ts';
 import type { Deps, WriteOptions } from '../deps.ts';
 import { automationFor, requireControl, type AutomationAccess } from '../policies/automations.ts';
-import { actedBy, type Actor } from '../workspace/actor.ts';
+import { actedBy, type ActedBy, type Actor } from '../workspace/actor.ts';
 import { failedPlan, storedSummary, validateFor, type StoredSummary } from './checks.ts';
 import type { AutomationsContext } from './context.ts';
 import type { WriteApproval } from '../../flowplan/plan.ts';
+import type { Trigger } from '../../flowplan/triggers.ts';
 
 /*
  * Draft versions: storing one (`draftVersion`), the person's unpublished drafts (`draftsService`)
@@ -36,16 +37,25 @@ export function draftsService(deps: Deps, options: { publicUrl?: string | undefi
     write_approval: string;
     created_at: number;
     summary_json: string;
+    made_by: string | null;
+    agent: string | null;
+    author: string;
+    name: string;
   }) => {
     const summary = JSON.parse(r.summary_json) as StoredSummary;
     return {
       flow_version_id: r.id,
       flow_id: r.flow_id,
       version: r.version,
+      name: r.name,
       ask: r.ask,
       write_approval: r.write_approval as 'required' | 'automatic',
       steps: summary.steps,
       writes: summary.writes,
+      author: r.author,
+      /** The person themselves, an agent for them, or one of Tandem's agents (`agent` names it). */
+      made_by: (r.made_by ?? 'person') as ActedBy,
+      ...(r.agent ? { agent: r.agent } : {}),
       created_at: new Date(r.created_at).toISOString(),
       url: draftUrl(publicUrl, r.id),
     };
@@ -55,6 +65,7 @@ export function draftsService(deps: Deps, options: { publicUrl?: string | undefi
     db
       .selectFrom('flow_versions')
       .innerJoin('flows', 'flows.id', 'flow_versions.flow_id')
+      .innerJoin('people', 'people.id', 'flow_versions.created_by')
       .select([
         'flow_versions.id',
         'flow_versions.flow_id',
@@ -63,30 +74,69 @@ export function draftsService(deps: Deps, options: { publicUrl?: string | undefi
         'flow_versions.write_approval',
         'flow_versions.created_at',
         'flow_versions.summary_json',
+        'flow_versions.made_by',
+        'flow_versions.agent',
+        'people.name as author',
       ])
       .where('flow_versions.workspace_id', '=', actor.workspaceId)
-      .where('flow_versions.created_by', '=', actor.personId)
-      .where('flows.automation_id', 'is', null);
+      .where('flow_versions.created_by', '=', actor.personId);
+
+  const named = <T extends { plan_json: string }>(r: T) => {
+    const plan = JSON.parse(r.plan_json) as Record<string, unknown>;
+    return { ...r, name: typeof plan.name === 'string' ? plan.name : 'Untitled', plan };
+  };
 
   return {
-    /** The caller's unpublished drafts, newest first. */
+    /** The caller's unpublished drafts, newest first: the latest version of each unpublished flow. */
     async list(actor: Actor, limit = 50) {
+      const latest = db
+        .selectFrom('flow_versions')
+        .select((eb) => ['flow_id', eb.fn.max('version').as('version')])
+        .where('workspace_id', '=', actor.workspaceId)
+        .where('created_by', '=', actor.personId)
+        .groupBy('flow_id');
       const rows = await mine(actor)
+        .innerJoin(latest.as('latest'), (j) =>
+          j
+            .onRef('latest.flow_id', '=', 'flow_versions.flow_id')
+            .onRef('latest.version', '=', 'flow_versions.version'),
+        )
+        .select('flow_versions.plan_json')
+        .where('flows.automation_id', 'is', null)
         .orderBy('flow_versions.id', 'desc')
         .limit(Math.min(Math.max(1, limit), 200))
         .execute();
-      return { drafts: rows.map(shape) };
+      return { drafts: rows.map((r) => shape(named(r))) };
     },
-    /** One of the caller's unpublished drafts with its plan; anyone else's is not found. */
+    /**
+     * One of the caller's drafts with its plan and the trigger it proposes; anyone else's is not
+     * found. A draft published since (a dry run publishes it paused) names its automation.
+     */
     async read(actor: Actor, flowVersionId: unknown) {
       const missing = () => new DomainError('not_found', 'Draft not found');
       if (typeof flowVersionId !== 'string' || flowVersionId === '') throw missing();
       const row = await mine(actor)
-        .select('flow_versions.plan_json')
+        .select(['flow_versions.plan_json', 'flow_versions.trigger_json', 'flows.automation_id'])
         .where('flow_versions.id', '=', flowVersionId)
         .executeTakeFirst();
       if (!row) throw missing();
-      return { ...shape(row), plan_json: JSON.parse(row.plan_json) as Record<string, unknown> };
+      let automation: { automation_id: string; enabled: boolean; live: boolean } | undefined;
+      if (row.automation_id !== null) {
+        const access = await automationFor(db, actor, row.automation_id).catch(() => undefined);
+        if (!access?.canControl) throw missing();
+        automation = {
+          automation_id: access.row.id,
+          enabled: access.row.enabled === 1,
+          live: access.row.live_version_id === row.id,
+        };
+      }
+      const { plan, ...rest } = named(row);
+      return {
+        ...shape(rest),
+        plan_json: plan,
+        ...(row.trigger_json ? { trigger: JSON.parse(row.trigger_json) as Trigger } : {}),
+        ...(automation ? { automation } : {}),
+      };
     },
   };
 }
@@ -128,6 +178,39 @@ export async function checkDraftTarget(
   if (name === undefined) throw invalid('name is required to publish a new automation');
 }
 
+export interface DraftArgs {
+  plan_json?: unknown;
+  ask?: unknown;
+  write_approval?: unknown;
+  automation_id?: unknown;
+  /** The caller's unpublished flow whose next version this draft is (editing a draft in the app). */
+  flow_id?: unknown;
+}
+
+export interface DraftOptions extends Pick<WriteOptions, 'within'> {
+  /** Which of Tandem's agents drafted it (`Builder`). */
+  agent?: string;
+  /** The trigger the draft proposes for publishing (a template's). */
+  trigger?: unknown;
+}
+
+/** The caller's own flow that no automation has yet; any other is not found. */
+async function unpublishedFlow(on: Db, actor: Actor, flowId: unknown): Promise<string> {
+  if (typeof flowId !== 'string' || flowId === '') throw draftNotFound();
+  const flow = await on
+    .selectFrom('flows')
+    .select(['id', 'automation_id'])
+    .where('id', '=', flowId)
+    .where('workspace_id', '=', actor.workspaceId)
+    .where('created_by', '=', actor.personId)
+    .executeTakeFirst();
+  if (!flow) throw draftNotFound();
+  if (flow.automation_id !== null) {
+    throw invalid(`That draft is published as automation ${flow.automation_id}; edit it there`);
+  }
+  return flow.id;
+}
+
 /**
  * Checks a plan and stores it as a draft version: of a new flow, or (with `automation_id`, which
  * the person must control) the automation's next version. Nothing is stored when it fails.
@@ -135,8 +218,8 @@ export async function checkDraftTarget(
 export async function draftVersion(
   ctx: AutomationsContext,
   actor: Actor,
-  args: { plan_json?: unknown; ask?: unknown; write_approval?: unknown; automation_id?: unknown },
-  options: Pick<WriteOptions, 'within'> = {},
+  args: DraftArgs,
+  options: DraftOptions = {},
 ) {
   const { db, deps } = ctx;
   if (typeof args.ask !== 'string' || args.ask.trim() === '') {
@@ -150,6 +233,10 @@ export async function draftVersion(
   }
   const automationId = args.automation_id;
   if (automationId !== undefined) requireControl(await automationFor(db, actor, automationId));
+  if (args.flow_id !== undefined && automationId !== undefined) {
+    throw invalid('pass automation_id or flow_id, not both');
+  }
+  if (args.flow_id !== undefined) await unpublishedFlow(db, actor, args.flow_id);
   const { result, catalogue, subflows } = await validateFor(
     ctx,
     db,
@@ -166,6 +253,11 @@ export async function draftVersion(
       const access = await automationFor(trx, actor, automationId);
       requireControl(access);
       flowId = access.row.flow_id;
+      if (deps.dialect === 'postgres') {
+        await trx.selectFrom('flows').select('id').where('id', '=', flowId).forUpdate().execute();
+      }
+    } else if (args.flow_id !== undefined) {
+      flowId = await unpublishedFlow(trx, actor, args.flow_id);
       if (deps.dialect === 'postgres') {
         await trx.selectFrom('flows').select('id').where('id', '=', flowId).forUpdate().execute();
       }
@@ -204,6 +296,8 @@ export async function draftVersion(
         plan_json: JSON.stringify(result.plan),
         // Made by the person, or by an agent for them, as the way the call came in says.
         made_by: actedBy(actor),
+        agent: options.agent ?? null,
+        trigger_json: options.trigger === undefined ? null : JSON.stringify(options.trigger),
       })
       .execute();
     await options.within?.(trx, { flow_version_id: id, flow_id: flowId, version });

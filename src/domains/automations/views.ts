@@ -151,9 +151,12 @@ export function automationViews(deps: Deps) {
       .select(['version', 'plan_json'])
       .where('id', '=', run.flow_version_id as string)
       .executeTakeFirstOrThrow();
-    const plan = new Map(planNodes((JSON.parse(version.plan_json) as FlowPlan).nodes));
+    const flowPlan = JSON.parse(version.plan_json) as FlowPlan;
+    const plan = new Map(planNodes(flowPlan.nodes));
     return {
       ...run,
+      // The steps as planned, so the page can show those that have not started and draw the plan.
+      plan: { nodes: flowPlan.nodes, edges: flowPlan.edges ?? [] },
       flow_version_id: run.flow_version_id as string,
       version: version.version,
       trigger_payload: maskSecrets(run.trigger_payload),

@@ -122,6 +122,8 @@ export const runInspection = runSummary.extend({
   version: z.number(),
   /** The run this one retries or replays (its cause says which). */
   rerun_of: z.string().optional(),
+  /** The plan of the version that runs: every step, those not started too. */
+  plan: z.object({ nodes: z.array(z.unknown()), edges: z.array(z.unknown()) }).optional(),
 });
 export type RunInspection = z.infer<typeof runInspection>;
 

@@ -10,6 +10,7 @@ export const APP_ROUTES = [
   '/pages/:id',
   '/automations',
   '/automations/:id',
+  '/automations/drafts/:id',
   '/sessions/:id',
   '/notifications',
   '/activity',

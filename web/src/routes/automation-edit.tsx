@@ -12,13 +12,14 @@ import { ErrorNote } from '../ui/status.tsx';
 import { Field } from '../ui/field.tsx';
 import { myZone } from '../ui/time.tsx';
 import { Firings } from './automation-schedule.tsx';
+import { PlanForms } from './plan-forms.tsx';
 
 type Trigger = AutomationDetail['trigger'];
 type Frequency = 'hourly' | 'daily' | 'weekdays' | 'weekly';
 const WEEKDAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
 const zones = () => (typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : []);
 
-interface ScheduleForm {
+export interface ScheduleForm {
   frequency: Frequency;
   weekday: number;
   hour: number;
@@ -26,7 +27,7 @@ interface ScheduleForm {
   timezone: string;
 }
 
-function scheduleForm(trigger: Trigger): ScheduleForm | undefined {
+export function scheduleForm(trigger: Trigger): ScheduleForm | undefined {
   if (trigger.kind !== 'schedule') return undefined;
   const t = trigger as Partial<ScheduleForm>;
   return {
@@ -39,14 +40,14 @@ function scheduleForm(trigger: Trigger): ScheduleForm | undefined {
 }
 
 /** A schedule with exactly the fields its frequency takes (publish refuses the others). */
-function scheduleTrigger(f: ScheduleForm): Trigger {
+export function scheduleTrigger(f: ScheduleForm): Trigger {
   const base = { kind: 'schedule' as const, minute: f.minute, timezone: f.timezone };
   if (f.frequency === 'hourly') return { ...base, frequency: 'hourly' };
   if (f.frequency === 'weekly') return { ...base, frequency: 'weekly', weekday: f.weekday, hour: f.hour };
   return { ...base, frequency: f.frequency, hour: f.hour };
 }
 
-function ScheduleFields({ form, set }: { form: ScheduleForm; set: (f: ScheduleForm) => void }) {
+export function ScheduleFields({ form, set }: { form: ScheduleForm; set: (f: ScheduleForm) => void }) {
   const list = useId();
   const number = (value: string) => (value === '' ? 0 : Number(value));
   return (
@@ -358,15 +359,12 @@ export function Editor({
               <option value="automatic">run unattended</option>
             </select>
           </Field>
-          <Field label="Plan (JSON)" wide>
-            <textarea
-              className="code"
-              rows={16}
-              spellCheck={false}
-              value={plan}
-              onChange={(e) => setPlan(e.target.value)}
-            />
-          </Field>
+          <PlanForms
+            text={plan}
+            setText={setPlan}
+            problems={action.error?.errors ?? []}
+            triggerKind={'trigger' in edited ? edited.trigger.kind : undefined}
+          />
           <p className="muted small">
             {planChanged
               ? 'The plan changed: Publish checks it with the same validator agents use and, if it passes, makes it the next version.'

@@ -1,7 +1,10 @@
+import { useEffect, useRef, useState } from 'react';
+import { Link } from 'react-router';
 import { call } from '../api.ts';
 import { usePolling, useResource } from '../hooks.ts';
 import { readRun, type RunNode, type RunSummary } from '../../../src/http/contract/automations.ts';
 import { JsonValue } from '../ui/json.tsx';
+import { PlanDiagram, type DiagramEdge, type DiagramNode } from '../ui/plan-diagram.tsx';
 import { ErrorNote, Loading } from '../ui/status.tsx';
 import { duration, When } from '../ui/time.tsx';
 import { Rerun } from './automation-rerun.tsx';
@@ -17,7 +20,136 @@ const STATUS: Record<string, string> = {
   pending: 'Pending',
   skipped: 'Skipped',
   simulated: 'Simulated',
+  not_started: 'Not started',
 };
+
+type Inspection = Awaited<ReturnType<typeof call<typeof readRun>>>;
+
+/** Every planned step (map bodies too), as `map.node`. */
+function plannedIds(nodes: DiagramNode[], prefix = ''): { id: string; node: DiagramNode }[] {
+  return nodes.flatMap((n) => [
+    { id: `${prefix}${n.id}`, node: n },
+    ...(n.kind === 'map' && n.body ? plannedIds(n.body.nodes, `${prefix}${n.id}.`) : []),
+  ]);
+}
+
+/** A run's steps with those that have not started added, in plan order where the run has none. */
+function withPlanned(run: Inspection): RunNode[] {
+  if (!run.plan) return run.nodes;
+  const seen = new Set(run.nodes.map((n) => n.node_id.replace(/\[\d+\]/g, '')));
+  const missing = plannedIds(run.plan.nodes as DiagramNode[])
+    .filter((p) => !seen.has(p.id))
+    .map((p): RunNode => ({
+      node_id: p.id,
+      status: 'not_started',
+      attempt: 0,
+      kind: p.node.kind,
+      ...(p.node.title ? { title: p.node.title } : {}),
+    }));
+  return [...run.nodes, ...missing];
+}
+
+const RANK = [
+  'failed',
+  'running',
+  'waiting',
+  'queued',
+  'pending',
+  'simulated',
+  'succeeded',
+  'skipped',
+  'cancelled',
+];
+
+/** A step's status on the diagram: a map body's step shows the most telling status of its items. */
+function statusIn(run: Inspection) {
+  const by = new Map<string, string[]>();
+  for (const n of run.nodes) {
+    const id = n.node_id.replace(/\[\d+\]/g, '');
+    by.set(id, [...(by.get(id) ?? []), n.status]);
+  }
+  return (id: string) => {
+    const all = by.get(id);
+    if (!all) return 'not_started';
+    return RANK.find((s) => all.includes(s)) ?? all[0] ?? 'not_started';
+  };
+}
+
+/** A step's input and output whole, pretty-printed and copyable (secret-looking values masked). */
+function ShowAll({ node }: { node: RunNode }) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  const [open, setOpen] = useState(false);
+  const [copied, setCopied] = useState<string | undefined>();
+  useEffect(() => {
+    const d = dialog.current;
+    if (open && d && !d.open) d.showModal();
+  }, [open]);
+  const parts = [
+    ['Input', node.input],
+    ...(node.kind === 'agent' ? [['Prompt', node.instructions] as const] : []),
+    [node.kind === 'agent' ? 'Answer' : 'Output', node.output],
+  ] as const;
+  const copy = async (label: string, text: string) => {
+    try {
+      await navigator.clipboard.writeText(text);
+      setCopied(`${label} copied.`);
+    } catch {
+      setCopied('Copying was refused by the browser; select the text instead.');
+    }
+  };
+  return (
+    <>
+      <button
+        type="button"
+        className="link"
+        onClick={() => setOpen(true)}
+        aria-label={`Show all of step ${node.node_id}`}
+      >
+        Show all
+      </button>
+      <dialog
+        ref={dialog}
+        className="new-automation"
+        aria-label={`Step ${node.node_id}: input and output`}
+        onClose={() => {
+          setOpen(false);
+          setCopied(undefined);
+        }}
+      >
+        {open && (
+          <>
+            <div className="dialog-head">
+              <h2>
+                Step <code>{node.node_id}</code>
+              </h2>
+              <button type="button" onClick={() => dialog.current?.close()}>
+                Close
+              </button>
+            </div>
+            {parts.map(([label, value]) => {
+              if (value === undefined) return null;
+              const text = JSON.stringify(value, null, 2) ?? 'null';
+              return (
+                <section key={label} aria-label={label}>
+                  <div className="page-head">
+                    <h3>{label}</h3>
+                    <button type="button" onClick={() => void copy(label, text)}>
+                      Copy {label.toLowerCase()}
+                    </button>
+                  </div>
+                  <pre className="whole">{text}</pre>
+                </section>
+              );
+            })}
+            <p className="small muted" role="status">
+              {copied ?? 'Secret-looking values are masked.'}
+            </p>
+          </>
+        )}
+      </dialog>
+    </>
+  );
+}
 
 export function Status({ status }: { status: string }) {
   const tone = status === 'failed' ? 'warn' : status === 'succeeded' ? 'ok' : '';
@@ -54,9 +186,13 @@ export function RunsTable({
           {runs.map((r) => (
             <tr key={r.run_id} aria-current={open === r.run_id ? 'true' : undefined}>
               <td>
-                <button type="button" className="link" onClick={() => onOpen(r.run_id)}>
+                <Link
+                  to={{ search: `?run=${encodeURIComponent(r.run_id)}` }}
+                  replace
+                  onClick={() => onOpen(r.run_id)}
+                >
                   Open run <code>{r.run_id.slice(-6)}</code>
-                </button>
+                </Link>
               </td>
               <td data-label="Status">
                 <Status status={r.status} />
@@ -77,8 +213,9 @@ export function RunsTable({
 }
 
 function StepRow({ node }: { node: RunNode }) {
+  const notStarted = node.status === 'not_started';
   return (
-    <tr>
+    <tr id={`run-step-${node.node_id}`} tabIndex={-1}>
       <th scope="row">
         <code>{node.node_id}</code>
         {node.title && <div className="small">{node.title}</div>}
@@ -103,7 +240,10 @@ function StepRow({ node }: { node: RunNode }) {
         <JsonValue value={node.input} label="Input" named />
         {node.kind === 'agent' && <JsonValue value={node.instructions} label="Prompt" named />}
         <JsonValue value={node.output} label={node.kind === 'agent' ? 'Answer' : 'Output'} named />
-        {node.input === undefined && node.output === undefined && <span className="muted">—</span>}
+        {(node.input !== undefined || node.output !== undefined) && <ShowAll node={node} />}
+        {node.input === undefined && node.output === undefined && (
+          <span className="muted">{notStarted ? 'Not run yet' : '—'}</span>
+        )}
       </td>
     </tr>
   );
@@ -168,6 +308,14 @@ export function RunDetail({
               {run.data.error}
             </p>
           )}
+          {run.data.plan && (
+            <PlanDiagram
+              nodes={run.data.plan.nodes as DiagramNode[]}
+              edges={run.data.plan.edges as DiagramEdge[]}
+              statusOf={statusIn(run.data)}
+              onOpen={(id) => document.getElementById(`run-step-${id}`)?.focus()}
+            />
+          )}
           <div className="table-wrap">
             <table className="stack">
               <caption>Steps of this run</caption>
@@ -183,7 +331,7 @@ export function RunDetail({
                 </tr>
               </thead>
               <tbody>
-                {run.data.nodes.map((n) => (
+                {withPlanned(run.data).map((n) => (
                   <StepRow key={n.node_id} node={n} />
                 ))}
               </tbody>

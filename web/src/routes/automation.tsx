@@ -8,7 +8,7 @@ import {
   type AutomationDetail,
 } from '../../../src/http/contract/automations.ts';
 import { ErrorNote, LoadFailure, Loading } from '../ui/status.tsx';
-import { When } from '../ui/time.tsx';
+import { NextRun, When } from '../ui/time.tsx';
 import { Editor } from './automation-edit.tsx';
 import { RunDetail, RunsTable, Status } from './automation-runs.tsx';
 import { Schedule } from './automation-schedule.tsx';
@@ -76,7 +76,13 @@ function Summary({ detail }: { detail: AutomationDetail }) {
           {detail.degraded_reason && <span className="warn"> · {degradedText(detail.degraded_reason)}</span>}
         </dd>
         <dt>Next run</dt>
-        <dd>{detail.enabled ? <When at={detail.next_fire_at} /> : <span className="muted">paused</span>}</dd>
+        <dd>
+          {detail.enabled ? (
+            <NextRun at={detail.next_fire_at} trigger={detail.trigger} />
+          ) : (
+            <span className="muted">paused</span>
+          )}
+        </dd>
         <dt>Last run</dt>
         <dd>
           {detail.runs[0] ? (

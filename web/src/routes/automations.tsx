@@ -3,7 +3,8 @@ import { call } from '../api.ts';
 import { useResource, useTitle } from '../hooks.ts';
 import { listAutomations, type AutomationRow } from '../../../src/http/contract/automations.ts';
 import { ErrorNote, Loading } from '../ui/status.tsx';
-import { When } from '../ui/time.tsx';
+import { NextRun, When } from '../ui/time.tsx';
+import { Drafts, NewAutomation } from './automation-new.tsx';
 import { Status } from './automation-runs.tsx';
 import { degradedText } from './automation-words.ts';
 
@@ -19,10 +20,13 @@ export default function Automations() {
   const rows = list.data?.automations ?? [];
   return (
     <>
-      <h1>Automations</h1>
+      <div className="page-head">
+        <h1>Automations</h1>
+        <NewAutomation />
+      </div>
       <p className="muted">
-        Your personal automations and the workspace’s. Agents draft them (or ask <code>@Builder</code> in a
-        comment); you review, publish and pause them here.
+        Your personal automations and the workspace’s. Start one here, or let agents draft them (or ask{' '}
+        <code>@Builder</code> in a comment); you review, publish and pause them here.
       </p>
       <ErrorNote error={list.error} />
       {list.loading ? (
@@ -55,7 +59,11 @@ export default function Automations() {
                     <State a={a} />
                   </td>
                   <td data-label="Next run">
-                    {a.enabled ? <When at={a.next_fire_at} /> : <span className="muted">paused</span>}
+                    {a.enabled ? (
+                      <NextRun at={a.next_fire_at} trigger={a.trigger} />
+                    ) : (
+                      <span className="muted">paused</span>
+                    )}
                   </td>
                   <td data-label="Last run">
                     {a.last_run ? (
@@ -76,6 +84,7 @@ export default function Automations() {
         </div>
       )}
       {list.data?.truncated && <p className="muted">Showing the newest 200.</p>}
+      <Drafts />
     </>
   );
 }

@@ -29,3 +29,20 @@ export function formatIn(zone: string, at: string): string {
     timeZone: zone,
   }).format(new Date(at));
 }
+
+/**
+ * When an automation runs next, in its trigger's zone and named (`Mon 2 Mar, 09:00 Europe/Berlin`);
+ * event triggers have no next run.
+ */
+export function NextRun({ at, trigger }: { at: string | undefined; trigger: unknown }) {
+  if (at === undefined) return <span className="muted">—</span>;
+  const zone =
+    trigger && typeof trigger === 'object' && typeof (trigger as { timezone?: unknown }).timezone === 'string'
+      ? (trigger as { timezone: string }).timezone
+      : myZone();
+  return (
+    <time dateTime={new Date(at).toISOString()}>
+      {formatIn(zone, at)} <span className="muted">{zone}</span>
+    </time>
+  );
+}

@@ -1,0 +1,85 @@
+import * as contract from './contract/drafts.ts';
+import { templates, templateSummary } from '../domains/automations/templates.ts';
+import { defineRoute } from './route.ts';
+
+const READ = ['automations:read'] as const;
+const WRITE = ['automations:write'] as const;
+
+/** Drafts in the app: from a sentence or a template, listed, opened, edited, dry-run and published. */
+export const draftRoutes = [
+  defineRoute({
+    ...contract.listDrafts,
+    description: 'the caller’s unpublished drafts, newest first, with who made each',
+    scopes: READ,
+    handler: ({ services, actor }) => services.drafts.list(actor),
+  }),
+  defineRoute({
+    ...contract.listTemplates,
+    description: 'the automation templates, with the fields each asks for',
+    scopes: READ,
+    handler: async ({ services }) => ({
+      templates: templates().map(templateSummary),
+      model_configured: services.describeIt.modelConfigured(),
+    }),
+  }),
+  defineRoute({
+    ...contract.listCapabilities,
+    description: 'the capabilities the caller may use, with their input and output schemas',
+    scopes: READ,
+    handler: async ({ services, actor }) => {
+      const described = await services.automations.describe(actor, {});
+      return { namespaces: described.namespaces };
+    },
+  }),
+  defineRoute({
+    ...contract.draftFromTemplate,
+    description: 'draft an automation from a template with its fields filled in',
+    scopes: WRITE,
+    bodyHint: 'Send JSON: {"template_id": "...", "values": {"field": "value"}, "timezone"?: "Europe/Berlin"}',
+    handler: async ({ services, actor, body }) => {
+      const draft = await services.draftActions.fromTemplate(actor, body);
+      return { flow_version_id: draft.flow_version_id };
+    },
+  }),
+  defineRoute({
+    ...contract.describeDraft,
+    description: '@Builder drafts an automation from a sentence (needs a model)',
+    scopes: WRITE,
+    bodyHint: 'Send JSON: {"sentence": "..."}',
+    handler: ({ services, actor, body }) => services.describeIt.draft(actor, body.sentence),
+  }),
+  defineRoute({
+    ...contract.readDraft,
+    description: 'one of the caller’s drafts with its plan and the trigger it proposes',
+    scopes: READ,
+    handler: ({ services, actor, params }) => services.drafts.read(actor, params.id),
+  }),
+  defineRoute({
+    ...contract.redraft,
+    description: 'store an edited plan as the draft’s next version (checked by the validator)',
+    scopes: WRITE,
+    bodyHint: 'Send JSON: {"plan_json": {...}, "ask": "...", "write_approval"?: "required" | "automatic"}',
+    handler: async ({ services, actor, params, body }) => {
+      const draft = await services.drafts.read(actor, params.id);
+      const target = draft.automation
+        ? { automation_id: draft.automation.automation_id }
+        : { flow_id: draft.flow_id };
+      const next = await services.automations.draft(actor, { ...body, ...target });
+      return { flow_version_id: next.flow_version_id };
+    },
+  }),
+  defineRoute({
+    ...contract.publishDraft,
+    description: 'publish a draft with a trigger, name and scope (as edit_automation publish)',
+    scopes: WRITE,
+    bodyHint: 'Send JSON: {"trigger": {...}, "name": "...", "scope"?: "personal" | "workspace"}',
+    handler: ({ services, actor, params, body }) => services.draftActions.publish(actor, params.id, body),
+  }),
+  defineRoute({
+    ...contract.dryRunDraft,
+    description: 'dry-run a draft: it is published paused, then run with every write simulated',
+    scopes: WRITE,
+    bodyHint: 'Send JSON: {"trigger": {...}, "name": "...", "scope"?: "personal" | "workspace"}',
+    handler: ({ services, actor, params, body }) => services.draftActions.dryRun(actor, params.id, body),
+  }),
+];

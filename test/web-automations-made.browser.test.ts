@@ -1,0 +1,428 @@
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { BrowserContext, Locator, Page } from 'playwright-core';
+import {
+  approval,
+  capability,
+  chain,
+  lit,
+  plan,
+  postMessage,
+  ref,
+  trig,
+  type Json,
+} from './support/automations.ts';
+import { DATABASES } from './support/databases.ts';
+import { acme } from './support/harness.ts';
+import { startModelServer, textReply, type ModelServer } from './support/model-server.ts';
+import { ok } from './support/results.ts';
+import { open, openWebApp, SKIP_BROWSER, type WebApp } from './support/web.ts';
+
+/** Where to write screenshots of the pages, when set. */
+const SHOTS = process.env.TANDEM_SCREENSHOTS;
+
+/** Reads the roadmap, asks for approval, then posts what it read to the session. */
+const digestPlan = (roadmap: string): Json =>
+  plan(
+    'Digest',
+    [
+      capability('read', 'documents.read_document', { document_id: lit(roadmap) }),
+      approval('ok', { message: lit('Post the digest?') }),
+      postMessage('post', ref('read', 'markdown')),
+    ],
+    chain('read', 'ok', 'post'),
+  );
+
+/** A plan with a branch (two arms) and a map whose body has two steps. */
+const branchingPlan = (roadmap: string): Json => ({
+  planVersion: 1,
+  name: 'Branches and maps',
+  description: '',
+  nodes: [
+    {
+      ...capability('read', 'documents.read_document', { document_id: lit(roadmap) }),
+      title: 'Read the roadmap',
+    },
+    {
+      kind: 'branch',
+      id: 'long',
+      title: 'Is it long?',
+      condition: { op: 'gt', left: ref('read', 'size_chars'), right: lit(10) },
+    },
+    { kind: 'notify', id: 'short_note', title: 'Say it is short', message: lit('Short.') },
+    {
+      kind: 'map',
+      id: 'each',
+      title: 'For each part',
+      items: lit(['a', 'b']),
+      body: {
+        nodes: [
+          {
+            kind: 'transform',
+            id: 'shout',
+            title: 'Shout it',
+            op: 'template',
+            input: { v: trig('item') },
+            args: { template: '{{v}}!' },
+          },
+          { kind: 'notify', id: 'tell', title: 'Tell it', message: ref('shout', 'text') },
+        ],
+        edges: [{ from: 'shout', to: 'tell' }],
+      },
+      result: 'tell',
+    },
+  ],
+  edges: [
+    { from: 'read', to: 'long' },
+    { from: 'long', to: 'each', when: true },
+    { from: 'long', to: 'short_note', when: false },
+  ],
+});
+
+const DAILY = { kind: 'schedule', frequency: 'daily', hour: 9, minute: 0, timezone: 'Europe/Berlin' };
+
+for (const db of DATABASES) {
+  describe(`automations made in the app, in a browser (${db.name})`, { skip: SKIP_BROWSER }, () => {
+    let app: WebApp;
+    let model: ModelServer;
+    let ada: BrowserContext;
+    let phone: BrowserContext;
+    let counter = 0;
+
+    /** A screenshot of the page, or of one part of it, for a person to look at. */
+    async function shot(page: Page, name: string, part?: Locator | 'viewport') {
+      if (!SHOTS) return;
+      mkdirSync(SHOTS, { recursive: true });
+      const path = join(SHOTS, `${name}-${db.name}.png`);
+      if (part === 'viewport') await page.screenshot({ path });
+      else if (part) await part.screenshot({ path });
+      else await page.screenshot({ path, fullPage: true });
+    }
+
+    /** Presses Tab until the focused element has this accessible name (at most 80 presses). */
+    async function tabTo(page: Page, name: RegExp) {
+      for (let i = 0; i < 80; i++) {
+        await page.keyboard.press('Tab');
+        const focused = await page.evaluate(() => {
+          const el = document.activeElement as HTMLElement | null;
+          if (!el) return '';
+          const labelled = el.getAttribute('aria-label');
+          if (labelled) return labelled;
+          const id = el.id;
+          const label = id ? document.querySelector(`label[for="${id}"]`)?.textContent : undefined;
+          return (label ?? el.textContent ?? '').trim();
+        });
+        if (name.test(focused)) return;
+      }
+      throw new Error(`nothing named ${name} could be reached with Tab`);
+    }
+
+    async function publishDigest(name = `Digest ${++counter}`) {
+      const actor = app.h.actor('ada@acme.test');
+      const draft = await app.h.services.automations.draft(actor, {
+        plan_json: digestPlan(acme(app.h).artifacts.roadmap!),
+        ask: 'Post the roadmap to the session once I approve it.',
+      });
+      return app.h.services.automations.publish(actor, {
+        flow_version_id: draft.flow_version_id,
+        name,
+        trigger: DAILY,
+      });
+    }
+
+    before(async () => {
+      model = await startModelServer();
+      app = await openWebApp(
+        db,
+        {},
+        { builder: { model: { url: model.url, model: 'test-model' }, timeoutMs: 20_000 } },
+      );
+      ada = await app.signedIn('ada@acme.test');
+      phone = await app.signedIn('ada@acme.test', { width: 390, height: 844 });
+    });
+    after(async () => {
+      await app?.close();
+      await model?.close();
+    });
+
+    it('drafts a template, dry-runs it and publishes it; list_automations then lists it', async () => {
+      const page = await open(ada, app.url('/automations'));
+      await page.getByRole('button', { name: 'New automation' }).click();
+      const dialog = page.getByRole('dialog', { name: 'New automation' });
+      await dialog.getByRole('region', { name: 'Start from a template' }).waitFor();
+      const templates = dialog.getByRole('list', { name: 'Templates' }).getByRole('button');
+      assert.ok((await templates.count()) >= 6);
+      await shot(page, 'new-automation-1280');
+      await dialog.getByRole('button', { name: /^Weekly document digest/ }).click();
+      await dialog.getByLabel('Document', { exact: true }).selectOption({ label: 'Roadmap' });
+      await dialog.getByRole('button', { name: 'Draft from template' }).click();
+      await page.waitForURL(/\/automations\/drafts\/fv_/);
+      await page.getByRole('heading', { level: 1, name: 'Weekly digest' }).waitFor();
+      assert.match(await page.locator('main').innerText(), /made by Ada Lovelace/);
+      const diagram = page.getByRole('region', { name: 'Plan diagram' });
+      for (const name of ['Read the document', 'Write the digest', 'Approve the digest', 'Post the digest'])
+        await diagram.getByRole('button', { name: new RegExp(`^${name},`) }).waitFor();
+      // The template's trigger is filled in.
+      assert.equal(await page.getByLabel('Frequency').inputValue(), 'weekly');
+      await shot(page, 'draft-1280');
+      const small = await open(phone, page.url());
+      await small.getByRole('region', { name: 'Plan diagram' }).waitFor();
+      await shot(small, 'draft-390', 'viewport');
+      await small.getByRole('button', { name: 'Publish' }).scrollIntoViewIfNeeded();
+      await shot(small, 'draft-390-publish', 'viewport');
+      await small.close();
+
+      await page.getByRole('button', { name: 'Dry run' }).click();
+      const steps = page.getByRole('table', { name: 'Steps of this run' });
+      await steps
+        .getByRole('row')
+        .filter({ has: page.getByRole('rowheader', { name: 'post' }) })
+        .getByText('Simulated', { exact: true })
+        .waitFor();
+      await page.getByRole('region', { name: 'Plan diagram' }).first().waitFor();
+      await page.getByRole('list', { name: 'Legend' }).waitFor();
+      await shot(page, 'draft-dry-run-1280');
+      let listed = ok(await (await app.h.as('ada@acme.test')).call('list_automations', {}));
+      const paused = (listed.automations as Json[]).find((a) => a.name === 'Weekly digest');
+      assert.equal(paused?.enabled, false, 'the dry run published it paused');
+
+      await page.getByRole('button', { name: 'Publish' }).click();
+      await page.waitForURL(/\/automations\/aut_/);
+      await page.getByRole('heading', { level: 1, name: 'Weekly digest' }).waitFor();
+      listed = ok(await (await app.h.as('ada@acme.test')).call('list_automations', {}));
+      const live = (listed.automations as Json[]).find((a) => a.name === 'Weekly digest');
+      assert.equal(live?.enabled, true);
+      assert.equal((live?.trigger as Json).frequency, 'weekly');
+      // Next run names its zone.
+      assert.match(
+        await page.locator('main').innerText(),
+        new RegExp(`Next run\\s+.*${(live?.trigger as Json).timezone as string}`),
+      );
+      await page.close();
+    });
+
+    it('drafts from a sentence through @Builder (a stand-in model), and lists it as @Builder’s', async () => {
+      model.replies.push(() =>
+        textReply(
+          JSON.stringify({
+            ask: 'Post the roadmap every week.',
+            write_approval: 'required',
+            plan: { ...digestPlan(acme(app.h).artifacts.roadmap!), name: 'Roadmap to the session' },
+          }),
+        ),
+      );
+      const page = await open(ada, app.url('/automations'));
+      await page.getByRole('button', { name: 'New automation' }).click();
+      const dialog = page.getByRole('dialog', { name: 'New automation' });
+      const describeIt = dialog.getByRole('region', { name: 'Describe it' });
+      await describeIt
+        .getByLabel('What should it do, and when?')
+        .fill('Post the roadmap to the session every week.');
+      await describeIt.getByRole('button', { name: 'Draft it' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Roadmap to the session' }).waitFor();
+      assert.match(await page.locator('main').innerText(), /made by @Builder for Ada Lovelace/);
+      const sent = JSON.stringify(model.requests.at(-1));
+      assert.match(sent, /Post the roadmap to the session every week\./);
+
+      await page.getByRole('link', { name: 'Automations' }).first().click();
+      const drafts = page.getByRole('table', { name: 'Drafts' });
+      const row = drafts.getByRole('row').filter({ hasText: 'Roadmap to the session' });
+      assert.match(await row.innerText(), /@Builder for Ada Lovelace/);
+      await page.close();
+    });
+
+    it('says at once when no model is configured', async () => {
+      const bare = await openWebApp(db);
+      try {
+        const context = await bare.signedIn('ada@acme.test');
+        const page = await open(context, bare.url('/automations'));
+        await page.getByRole('button', { name: 'New automation' }).click();
+        const describeIt = page
+          .getByRole('dialog', { name: 'New automation' })
+          .getByRole('region', { name: 'Describe it' });
+        await describeIt.getByText(/No model is configured/).waitFor();
+        assert.equal(await describeIt.getByRole('button', { name: 'Draft it' }).count(), 0);
+      } finally {
+        await bare.close();
+      }
+    });
+
+    it('lists a draft made with draft_automation under Drafts, as an agent’s for the person', async () => {
+      const agent = await app.h.as('ada@acme.test');
+      const drafted = ok(
+        await agent.call('draft_automation', {
+          plan_json: { ...digestPlan(acme(app.h).artifacts.roadmap!), name: 'Drafted by a tool' },
+          ask: 'Post the roadmap when I approve.',
+        }),
+      );
+      const page = await open(ada, app.url('/automations'));
+      const row = page
+        .getByRole('table', { name: 'Drafts' })
+        .getByRole('row')
+        .filter({ hasText: 'Drafted by a tool' });
+      await row.waitFor();
+      assert.match(await row.innerText(), /An agent for Ada Lovelace/);
+      await row.getByRole('link', { name: 'Drafted by a tool' }).click();
+      await page.waitForURL(`**/automations/drafts/${drafted.flow_version_id as string}`);
+      await page.getByRole('heading', { level: 1, name: 'Drafted by a tool' }).waitFor();
+      await page.close();
+    });
+
+    it('draws every node of a plan with a branch and a map, its arms labelled; Enter opens a step', async () => {
+      const actor = app.h.actor('ada@acme.test');
+      const draft = await app.h.services.automations.draft(actor, {
+        plan_json: branchingPlan(acme(app.h).artifacts.roadmap!),
+        ask: 'Read the roadmap and act on its length.',
+      });
+      const page = await open(ada, app.url(`/automations/drafts/${draft.flow_version_id}`));
+      const diagram = page.getByRole('region', { name: 'Plan diagram' });
+      for (const [title, kind] of [
+        ['Read the roadmap', 'documents.read_document'],
+        ['Is it long\\?', 'branch'],
+        ['Say it is short', 'notify'],
+        ['For each part', 'map: for each item'],
+        ['Shout it', 'transform'],
+        ['Tell it', 'notify'],
+      ])
+        await diagram.getByRole('button', { name: new RegExp(`^${title}, ${kind}$`) }).waitFor();
+      const text = await diagram.innerText();
+      assert.match(text, /yes/);
+      assert.match(text, /no/);
+      // Keyboard: each node is reached with Tab, and Enter opens its step's form.
+      await diagram.getByRole('button', { name: /^Read the roadmap,/ }).focus();
+      await page.keyboard.press('Tab');
+      await page.keyboard.press('Enter');
+      const focusedStep = await page.evaluate(() => document.activeElement?.getAttribute('aria-label'));
+      assert.equal(focusedStep, 'Step Is it long?');
+      await shot(page, 'diagram-1280');
+      const small = await open(phone, app.url(`/automations/drafts/${draft.flow_version_id}`));
+      await small.getByRole('region', { name: 'Plan diagram' }).waitFor();
+      await shot(small, 'diagram-390', small.getByRole('region', { name: 'Plan diagram' }));
+      await small.close();
+      await page.close();
+    });
+
+    it('edits a step in its form: an invalid value shows the validator’s error at its field, a valid one republishes', async () => {
+      const published = await publishDigest();
+      const page = await open(ada, app.url(`/automations/${published.automation_id}`));
+      const editor = page.getByRole('region', { name: 'Edit and publish' });
+      const read = editor.getByRole('group', { name: 'Step read' });
+      const windowField = read.getByLabel('Window (optional)');
+      await windowField.fill('0');
+      await editor.getByRole('button', { name: 'Publish' }).click();
+      await editor.getByRole('list', { name: 'Problems in the plan' }).waitFor();
+      assert.equal(await windowField.getAttribute('aria-invalid'), 'true');
+      const errorId = await windowField.getAttribute('aria-describedby');
+      const atField = await page.locator(`#${errorId}`).innerText();
+      assert.match(atField, /documents\.read_document/);
+      assert.match(atField, />=\s*1|at least 1|too small/i);
+      await shot(page, 'step-form-error-1280');
+      const small = await open(phone, app.url(`/automations/${published.automation_id}`));
+      const smallEditor = small.getByRole('region', { name: 'Edit and publish' });
+      await smallEditor.getByRole('group', { name: 'Step read' }).getByLabel('Window (optional)').fill('0');
+      await smallEditor.getByRole('button', { name: 'Publish' }).click();
+      await smallEditor.getByRole('list', { name: 'Problems in the plan' }).waitFor();
+      await smallEditor.getByRole('group', { name: 'Step read' }).scrollIntoViewIfNeeded();
+      await shot(small, 'step-form-error-390', smallEditor.getByRole('group', { name: 'Step read' }));
+      await small.close();
+
+      await windowField.fill('500');
+      // The same plan shows in Edit as JSON.
+      await editor.getByRole('button', { name: 'Edit as JSON' }).click();
+      assert.match(
+        await editor.getByLabel('Plan (JSON)').inputValue(),
+        /"window": \{\s+"kind": "literal",\s+"value": 500/,
+      );
+      await editor.getByRole('button', { name: 'Publish' }).click();
+      await editor.getByRole('status').filter({ hasText: 'Published version 2.' }).waitFor();
+      const detail = await app.h.services.automations.read(app.h.actor('ada@acme.test'), {
+        automation_id: published.automation_id,
+        include_plan: true,
+      });
+      const step = (detail.plan_json as { nodes: Json[] }).nodes.find((n) => n.id === 'read');
+      assert.deepEqual((step?.input as Json).window, { kind: 'literal', value: 500 });
+      await page.close();
+    });
+
+    it('lists every step of a run, those not started too, and opens a step’s input and output whole', async () => {
+      const published = await publishDigest();
+      const started = await app.h.services.automations.run(app.h.actor('ada@acme.test'), {
+        automation_id: published.automation_id,
+      });
+      const page = await open(ada, app.url(`/automations/${published.automation_id}`));
+      // Open run is a real link.
+      const link = page.getByRole('link', { name: new RegExp(`Open run ${started.run_id.slice(-6)}`) });
+      assert.match((await link.getAttribute('href')) ?? '', new RegExp(`\\?run=${started.run_id}`));
+      await link.click();
+      const steps = page.getByRole('table', { name: 'Steps of this run' });
+      const row = (id: string) =>
+        steps.getByRole('row').filter({ has: page.getByRole('rowheader', { name: id }) });
+      await row('ok').getByText('Waiting', { exact: true }).waitFor();
+      assert.match(await row('post').innerText(), /Not started/);
+      const diagram = page.getByRole('region', { name: 'Plan diagram' });
+      await diagram
+        .getByRole('button', { name: /^post, conversations\.post_message, Not started$/ })
+        .waitFor();
+      await diagram.getByRole('button', { name: /^read, documents\.read_document, Succeeded$/ }).waitFor();
+      await shot(page, 'run-diagram-1280');
+
+      await row('read').getByRole('button', { name: 'Show all of step read' }).click();
+      const whole = page.getByRole('dialog', { name: 'Step read: input and output' });
+      const shown = JSON.parse(
+        await whole.getByRole('region', { name: 'Output' }).locator('pre').innerText(),
+      ) as Json;
+      const run = await app.h.services.automationViews.inspectRun(app.h.actor('ada@acme.test'), {
+        automation_id: published.automation_id,
+        run_id: started.run_id,
+      });
+      const stored = run?.nodes.find((n) => n.node_id === 'read') as { output?: Json } | undefined;
+      assert.ok(JSON.stringify(stored?.output).length > 80, 'the output is longer than a cell shows');
+      assert.deepEqual(shown, stored?.output, 'the whole output is shown');
+      assert.ok(await whole.getByRole('button', { name: 'Copy output' }).isVisible());
+      await page.keyboard.press('Escape');
+      await whole.waitFor({ state: 'hidden' });
+      const small = await open(
+        phone,
+        app.url(`/automations/${published.automation_id}?run=${started.run_id}`),
+      );
+      await small.getByRole('region', { name: 'Plan diagram' }).waitFor();
+      await small.getByRole('table', { name: 'Steps of this run' }).waitFor();
+      await shot(small, 'run-diagram-390', small.getByRole('region', { name: /^Run run_/ }));
+      await small.close();
+      await page.close();
+    });
+
+    it('goes from New automation to a draft with the keyboard alone', async () => {
+      const page = await open(ada, app.url('/automations'));
+      await tabTo(page, /^New automation$/);
+      await page.keyboard.press('Enter');
+      const dialog = page.getByRole('dialog', { name: 'New automation' });
+      await dialog.getByRole('list', { name: 'Templates' }).waitFor();
+      await tabTo(page, /^Weekly document digest/);
+      await page.keyboard.press('Enter');
+      await tabTo(page, /^Document$/);
+      await page.keyboard.press('ArrowDown');
+      await tabTo(page, /^Draft from template$/);
+      await page.keyboard.press('Enter');
+      await page.waitForURL(/\/automations\/drafts\/fv_/);
+      await page.getByRole('region', { name: 'Plan diagram' }).waitFor();
+      await tabTo(page, /^Post the digest,/);
+      await page.keyboard.press('Enter');
+      assert.equal(
+        await page.evaluate(() => document.activeElement?.getAttribute('aria-label')),
+        'Step Post the digest',
+      );
+      const small = await open(phone, app.url('/automations'));
+      await small.getByRole('button', { name: 'New automation' }).click();
+      await small
+        .getByRole('dialog', { name: 'New automation' })
+        .getByRole('list', { name: 'Templates' })
+        .waitFor();
+      await shot(small, 'new-automation-390', small.getByRole('dialog', { name: 'New automation' }));
+      await small.close();
+      await page.close();
+    });
+  });
+}
