@@ -12,7 +12,8 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
-      'no-console': ['error', { allow: ['error', 'warn'] }],
+      // The server logs through src/observability/log.ts (pino, with each line's context).
+      'no-console': 'error',
     },
   },
   // The web app runs in the browser and follows the rules of React hooks.

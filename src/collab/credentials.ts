@@ -1,3 +1,4 @@
+import { log } from '../observability/log.ts';
 import type { Connection } from '@hocuspocus/server';
 import type { Credential } from '../domains/auth/credentials.ts';
 import type { Actor } from '../domains/workspace/actor.ts';
@@ -58,7 +59,7 @@ export function watchCredentials<C extends Holder>(
       return;
     }
     checking = check()
-      .catch((error: unknown) => console.error('could not check live connections’ credentials', error))
+      .catch((error: unknown) => log.error({ err: error }, 'could not check live connections’ credentials'))
       .finally(() => {
         checking = undefined;
         if (again) {

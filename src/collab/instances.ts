@@ -1,3 +1,4 @@
+import { log } from '../observability/log.ts';
 import { randomUUID } from 'node:crypto';
 import { Document } from '@hocuspocus/server';
 import { Redis } from 'ioredis';
@@ -77,7 +78,7 @@ export async function connectInstances(services: Services, options: InstanceOpti
     ['subscribing', sub],
   ] as const) {
     client.on('error', (error: Error) =>
-      logOnce(client, error.message, () => console.error(`Redis (${name}): ${error.message}`)),
+      logOnce(client, error.message, () => log.error({ err: error, redis: name }, 'Redis connection failed')),
     );
   }
   await Promise.all([pub.connect(), sub.connect()]);
@@ -94,7 +95,7 @@ export async function connectInstances(services: Services, options: InstanceOpti
       .publish(to, frame(header, payload))
       .catch((error: Error) =>
         logOnce(pub, `publish ${error.message}`, () =>
-          console.error(`could not publish to Redis: ${error.message}`),
+          log.error({ err: error }, 'could not publish to Redis'),
         ),
       );
   }
@@ -149,7 +150,7 @@ export async function connectInstances(services: Services, options: InstanceOpti
       receive(message);
     } catch (error) {
       logOnce(sub, `receive ${(error as Error).message}`, () =>
-        console.error('could not take in a change from another instance', error),
+        log.error({ err: error }, 'could not take in a change from another instance'),
       );
     }
   });
@@ -165,7 +166,7 @@ export async function connectInstances(services: Services, options: InstanceOpti
         .publish(endedChannel, me)
         .catch((error: Error) =>
           logOnce(pub, `publish ${error.message}`, () =>
-            console.error(`could not publish to Redis: ${error.message}`),
+            log.error({ err: error }, 'could not publish to Redis'),
           ),
         );
     }

@@ -1,3 +1,4 @@
+import { log } from '../observability/log.ts';
 import type { IncomingMessage as HttpRequest } from 'node:http';
 import type { Duplex } from 'node:stream';
 import {
@@ -201,8 +202,9 @@ export async function collabSocket(services: Services, options: CollabOptions = 
         connection.readOnly = true;
         refusedNow.add(connection);
         logOnce(connection, 'refused', () =>
-          console.warn(
-            `live edit of ${context.session.documentId} by ${context.actor.personId} refused: ${error.message}`,
+          log.warn(
+            { document: context.session.documentId, person: context.actor.personId, reason: error.message },
+            'live edit refused',
           ),
         );
         connection.sendStateless(JSON.stringify({ refused: error.message }));
@@ -236,15 +238,16 @@ export async function collabSocket(services: Services, options: CollabOptions = 
       bytes += chunk.length;
       if (!pending.received(chunk.length)) {
         logOnce(ws, 'unauthenticated', () =>
-          console.warn('live socket closed: it sent too much before authenticating'),
+          log.warn('live socket closed: it sent too much before authenticating'),
         );
         ws.close(1008, 'Authenticate before sending more');
         return;
       }
       if (messages > maxMessagesPerSecond || bytes > maxBytesPerSecond) {
         logOnce(ws, 'flood', () =>
-          console.warn(
-            `live socket closed: more than ${maxMessagesPerSecond} messages or ${maxBytesPerSecond} bytes a second`,
+          log.warn(
+            { maxMessagesPerSecond, maxBytesPerSecond },
+            'live socket closed: it sent too many messages or bytes a second',
           ),
         );
         ws.close(1008, 'Too many messages');
@@ -253,7 +256,7 @@ export async function collabSocket(services: Services, options: CollabOptions = 
       const message = new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.length);
       if (!framed(message)) {
         logOnce(ws, 'unreadable', () =>
-          console.warn('live socket closed: it sent a message that is not Hocuspocus’s'),
+          log.warn('live socket closed: it sent a message that is not Hocuspocus’s'),
         );
         ws.close(1007, 'Unreadable message');
         return;
@@ -264,9 +267,7 @@ export async function collabSocket(services: Services, options: CollabOptions = 
       pending.closed();
       client.handleClose({ code, reason: reason.toString() });
     });
-    ws.on('error', (error) =>
-      logOnce(ws, 'error', () => console.warn(`live socket closed: ${error.message}`)),
-    );
+    ws.on('error', (error) => logOnce(ws, 'error', () => log.warn({ err: error }, 'live socket closed')));
   }
 
   /** Takes the upgrade of `/collab`; any other upgrade is answered 404. */
@@ -313,7 +314,7 @@ export async function collabSocket(services: Services, options: CollabOptions = 
   }
 
   const recheckTimer = setInterval(() => {
-    recheck().catch((error: unknown) => console.error('could not check live connections again', error));
+    recheck().catch((error: unknown) => log.error({ err: error }, 'could not check live connections again'));
   }, options.recheckMs ?? 15_000);
   recheckTimer.unref();
 

@@ -1,3 +1,4 @@
+import { log } from '../../observability/log.ts';
 import * as Y from 'yjs';
 
 /**
@@ -68,8 +69,7 @@ export function weighBlock(map: Y.Map<unknown>): BlockWeight | string {
       // As every tool argument: no U+0000 (PostgreSQL text cannot hold it; editors send U+FFFD).
       if (content.str.includes('\u0000')) return "a block's text cannot hold U+0000";
       chars += content.str.length;
-    }
-    else if (content instanceof Y.ContentFormat) extra += content.key.length + jsonLength(content.value);
+    } else if (content instanceof Y.ContentFormat) extra += content.key.length + jsonLength(content.value);
     else if (content instanceof Y.ContentEmbed) extra += 1 + jsonLength(content.embed);
     else return "a block's text holds characters, formatting and embeds only";
   }
@@ -88,7 +88,8 @@ export function noteMalformed(documentId: string, block: unknown, action: string
     if (noted.has(key)) return;
     noted.add(key);
   }
-  console.warn(
-    `document ${documentId}: a malformed block (${shapeProblem(block) ?? 'unreadable'}) was ${action}`,
+  log.warn(
+    { document: documentId, problem: shapeProblem(block) ?? 'unreadable' },
+    `a malformed block was ${action}`,
   );
 }

@@ -1,3 +1,4 @@
+import { log } from '../../observability/log.ts';
 import * as Y from 'yjs';
 import { PEER_ORIGIN, type LiveDoc, type Unsaved } from './live-doc.ts';
 
@@ -59,7 +60,7 @@ export function peerChanges(options: {
       await options
         .store(l)
         .catch((error: unknown) =>
-          console.error(`could not store edits to ${l.id} another instance made`, error),
+          log.error({ err: error, document: l.id }, 'could not store edits another instance made'),
         );
     }
     if (l.peers.size > 0) l.peerTimer ??= setTimeout(() => void takeOver(l), graceMs).unref();

@@ -1,3 +1,4 @@
+import { log as logger } from '../../observability/log.ts';
 import type { Transaction } from 'kysely';
 import { newId } from '../../ids.ts';
 import { packText } from '../../storage/packed.ts';
@@ -135,7 +136,7 @@ export function persister(deps: Deps, log: DocLog, stored: (live: LiveDoc, marks
       try {
         stored(live, marksOf(await log.fold(live)));
       } catch (error) {
-        console.error(`could not fold the log of ${live.id}`, error);
+        logger.error({ err: error, document: live.id }, 'could not fold the update log');
       }
     }
     return result.version;

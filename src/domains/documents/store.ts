@@ -1,3 +1,4 @@
+import { log as logger } from '../../observability/log.ts';
 import * as Y from 'yjs';
 import type { Deps } from '../deps.ts';
 import type { DocumentBounds } from './bounds.ts';
@@ -129,7 +130,9 @@ export function documentStore(deps: Deps, options: StoreOptions = {}) {
     made.digestVersion = digestVersion;
     keep(made);
     for (const h of hookSets) {
-      h.loaded?.(made).catch((error: unknown) => console.error(`could not share ${id}`, error));
+      h.loaded?.(made).catch((error: unknown) =>
+        logger.error({ err: error, document: id }, 'could not share a live document'),
+      );
     }
   }
 
@@ -166,7 +169,9 @@ export function documentStore(deps: Deps, options: StoreOptions = {}) {
     const since = l.pendingSince ?? Date.now();
     const wait = delay ?? Math.max(0, Math.min(editQuietMs, since + editMaxWaitMs - Date.now()));
     l.timer = setTimeout(() => {
-      flushPersonEdits(l).catch((error: unknown) => console.error(`could not store edits to ${l.id}`, error));
+      flushPersonEdits(l).catch((error: unknown) =>
+        logger.error({ err: error, document: l.id }, 'could not store edits'),
+      );
     }, wait);
     l.timer.unref?.();
   }
@@ -251,7 +256,9 @@ export function documentStore(deps: Deps, options: StoreOptions = {}) {
   }
 
   const evictSafely = (l: LiveDoc) =>
-    evict(l).catch((error: unknown) => console.error(`could not unload ${l.id}`, error));
+    evict(l).catch((error: unknown) =>
+      logger.error({ err: error, document: l.id }, 'could not unload a live document'),
+    );
 
   /** The cap bounds documents nobody is connected to; those people use stay. */
   function evictOverflow(): void {
