@@ -23,5 +23,8 @@ export default tseslint.config(
     languageOptions: { globals: { ...globals.browser } },
   },
   // Command-line programs talk on stdout.
-  { files: ['bin/**', 'bench/**', 'scripts/**', 'soak/**', 'src/cli/**', 'test/**'], rules: { 'no-console': 'off' } },
+  {
+    files: ['bin/**', 'bench/**', 'scripts/**', 'soak/**', 'src/cli/**', 'test/**'],
+    rules: { 'no-console': 'off' },
+  },
 );
