@@ -22,7 +22,12 @@ import { collabTickets } from './tickets.ts';
 /** Where `tandem serve` takes live-editing connections. */
 export const COLLAB_PATH = '/collab';
 
-/** Why a connection was refused. A document that cannot be opened is one reason, whatever the cause. */
+/**
+ * Why a connection was refused. A document that cannot be opened is one reason, whatever the cause.
+ * A connection whose person can no longer open the document is closed with code 4404 and the
+ * same reason; one whose right to edit changed is sent a stateless `{"access": "readonly" |
+ * "read-write"}`.
+ */
 export const REFUSED = {
   notFound: 'Document not found',
   credential: 'Invalid or expired token',
@@ -242,9 +247,21 @@ export async function collabSocket(services: Services, options: CollabOptions = 
         connection.close({ code: 4404, reason: REFUSED.notFound });
         continue;
       }
-      connection.readOnly = !mayWrite(context);
+      const readOnly = !mayWrite(context);
+      if (connection.readOnly === readOnly) continue;
+      connection.readOnly = readOnly;
+      // The client learns it at once, so an editor that became a reader stops offering to edit
+      // (and a reader made an editor may start).
+      connection.sendStateless(JSON.stringify({ access: readOnly ? 'readonly' : 'read-write' }));
     }
   }
+
+  // Sharing changed (here, or on another instance through Redis): who is connected follows now.
+  const unsubscribe = services.sharing.onChange((artifactId) => {
+    recheck(artifactId).catch((error: unknown) =>
+      console.error(`could not check live connections to ${artifactId} again`, error),
+    );
+  });
 
   const recheckTimer = setInterval(() => {
     recheck().catch((error: unknown) => console.error('could not check live connections again', error));
@@ -255,6 +272,7 @@ export async function collabSocket(services: Services, options: CollabOptions = 
   async function close(): Promise<void> {
     closing = true;
     clearInterval(recheckTimer);
+    unsubscribe();
     const open = [...sockets.clients];
     await Promise.all(
       open.map(
