@@ -46,6 +46,12 @@ export const sharingRoutes = [
     handler: ({ services, actor, params }) => services.sharing.choices(actor, params.id),
   }),
   defineRoute({
+    ...contract.audiences,
+    description: 'whom a new document can be opened by: the caller’s workspace and pods',
+    scopes: ['documents:read'],
+    handler: ({ services, actor }) => services.sharing.audiences(actor),
+  }),
+  defineRoute({
     ...contract.exportArtifact,
     output: z.instanceof(Response),
     description: 'a document (markdown or html) or page (html) at its current version, as a download',

@@ -96,6 +96,25 @@ export function sharingService(deps: Deps) {
     };
   }
 
+  /** Whom a new artifact of this person's can be opened by: their workspace, their pods. */
+  async function audiences(actor: Actor) {
+    const [workspace, pods] = await Promise.all([
+      db.selectFrom('workspaces').select('name').where('id', '=', actor.workspaceId).executeTakeFirst(),
+      db
+        .selectFrom('pods')
+        .innerJoin('pod_members', 'pod_members.pod_id', 'pods.id')
+        .select(['pods.id', 'pods.name'])
+        .where('pod_members.person_id', '=', actor.personId)
+        .where('pods.workspace_id', '=', actor.workspaceId)
+        .orderBy('pods.name')
+        .execute(),
+    ]);
+    return {
+      workspace_name: workspace?.name ?? 'the workspace',
+      pods: pods.map((p) => ({ pod_id: p.id, name: p.name })),
+    };
+  }
+
   function checkPeople(raw: unknown, ownerId: string): { user_id: string; role: AudienceRole }[] {
     if (raw === undefined || raw === null) return [];
     if (!Array.isArray(raw)) throw invalid('people must be a list of {user_id, role}');
@@ -192,7 +211,7 @@ export function sharingService(deps: Deps) {
     return () => listeners.delete(listener);
   }
 
-  return { rights, get, choices, put, changed, onChange };
+  return { rights, get, choices, audiences, put, changed, onChange };
 }
 
 export type SharingService = ReturnType<typeof sharingService>;

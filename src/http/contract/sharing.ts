@@ -44,6 +44,16 @@ export const sharingChoices = endpoint({
   }),
 });
 
+/** Whom a new document can be opened by: the caller's workspace and the pods they belong to. */
+export const audiences = endpoint({
+  method: 'GET',
+  path: '/audiences',
+  output: z.object({
+    workspace_name: z.string(),
+    pods: z.array(z.object({ pod_id: z.string(), name: z.string() })),
+  }),
+});
+
 /** A document's or page's text at its current version, as a file (an `export` version row). */
 export const exportArtifact = endpoint({
   method: 'GET',

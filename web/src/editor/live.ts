@@ -24,8 +24,13 @@ export interface Live {
   scope: 'read-write' | 'readonly' | undefined;
   connected: boolean;
   failed?: string;
+  /** The person can no longer open the document (its sharing changed): the server closed it. */
+  gone?: boolean;
   people: Present[];
 }
+
+/** The reason the server gives when the person can no longer open the document. */
+const NOT_FOUND = 'Document not found';
 
 /** A colour class for a connected client (c0 … c7; editor.css defines them). */
 export const colorOf = (clientId: number) => `c${clientId % 8}`;
@@ -66,10 +71,14 @@ function peopleOf(provider: HocuspocusProvider): Present[] {
   return out.sort((a, b) => Number(b.self) - Number(a.self) || a.name.localeCompare(b.name));
 }
 
-/** The document's shared state over the live socket, for as long as the page shows it. */
-export function useLive(documentId: string): Live | undefined {
+/**
+ * The document's shared state over the live socket, for as long as the page shows it; nothing
+ * (and no socket) without a document id: tables and pages are not live documents.
+ */
+export function useLive(documentId: string | undefined): Live | undefined {
   const [live, setLive] = useState<Live | undefined>();
   useEffect(() => {
+    if (documentId === undefined) return;
     const doc = new Y.Doc();
     const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/collab`;
     let current: Live | undefined;
@@ -88,6 +97,21 @@ export function useLive(documentId: string): Live | undefined {
       onAuthenticationFailed: () =>
         update({ failed: 'The live document could not be opened; reload the page to try again.' }),
       onAwarenessChange: () => update({ people: peopleOf(provider) }),
+      // Sharing changed while connected: editing was given or taken away.
+      onStateless: ({ payload }) => {
+        try {
+          const access = (JSON.parse(payload) as { access?: unknown }).access;
+          if (access === 'readonly' || access === 'read-write') update({ scope: access });
+        } catch {
+          // Not a message about access.
+        }
+      },
+      onClose: ({ event }) => {
+        if (event.reason !== NOT_FOUND) return;
+        update({ gone: true, synced: false, connected: false });
+        // Not from inside the provider's own handler; nothing reconnects to it.
+        setTimeout(() => provider.destroy(), 0);
+      },
     });
     current = { doc, provider, synced: false, scope: undefined, connected: false, people: [] };
     // The server names everyone by who they signed in as; this editor says so of itself too
@@ -107,5 +131,5 @@ export function useLive(documentId: string): Live | undefined {
       doc.destroy();
     };
   }, [documentId]);
-  return live;
+  return documentId === undefined ? undefined : live;
 }
