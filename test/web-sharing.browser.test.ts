@@ -49,6 +49,7 @@ describe('sharing, tables and export in the app', { skip: SKIP_BROWSER }, () => 
         const form = bob.getByRole('form', { name: 'New document' });
         const who = form.getByRole('combobox', { name: 'Who can open it' });
         assert.equal(await who.inputValue(), 'user', 'only the creator by default');
+        await who.locator('option', { hasText: 'Everyone in Acme' }).waitFor({ state: 'attached' });
         assert.deepEqual(await who.locator('option').allInnerTexts(), [
           'Only me',
           'Design',
@@ -57,6 +58,7 @@ describe('sharing, tables and export in the app', { skip: SKIP_BROWSER }, () => 
         await form.getByLabel('Title').fill('Team plan');
         await who.selectOption({ label: 'Everyone in Acme' });
         await form.getByRole('combobox', { name: 'Their role' }).selectOption({ label: 'Can view' });
+        if (SHOTS && db.name === 'sqlite') await bob.screenshot({ path: join(SHOTS, 'new-document.png') });
         await form.getByRole('button', { name: 'Create' }).click();
         await bob.waitForURL(/\/documents\/doc_/);
         const id = decodeURIComponent(new URL(bob.url()).pathname.split('/').pop()!);
@@ -100,6 +102,7 @@ describe('sharing, tables and export in the app', { skip: SKIP_BROWSER }, () => 
         await cy.getByText('You can comment', { exact: true }).waitFor({ timeout: 5000 });
         assert.equal(await cyBox.count(), 0);
         await cy.getByText('Cy adds.').waitFor();
+        if (SHOTS && db.name === 'sqlite') await cy.screenshot({ path: join(SHOTS, 'read-view-commenter.png') });
 
         // Only people added, and Cy removed: Cy's page reads the document as not found.
         await shareAs(bob, async (dialog) => {

@@ -102,7 +102,7 @@ function ShareForm({
     <form onSubmit={submit} className="share-form">
       <div className="share-audience">
         <Field label="Who can open it">
-          <select value={audience} onChange={(e) => setAudience(e.target.value)}>
+          <select value={audience} autoFocus onChange={(e) => setAudience(e.target.value)}>
             <option value="user">Only people added</option>
             {choices.pods.map((p) => (
               <option key={p.pod_id} value={`pod:${p.pod_id}`}>
