@@ -102,7 +102,12 @@ describe('sharing, tables and export in the app', { skip: SKIP_BROWSER }, () => 
         await cy.getByText('You can comment', { exact: true }).waitFor({ timeout: 5000 });
         assert.equal(await cyBox.count(), 0);
         await cy.getByText('Cy adds.').waitFor();
-        if (SHOTS && db.name === 'sqlite') await cy.screenshot({ path: join(SHOTS, 'read-view-commenter.png') });
+        await cy
+          .getByRole('complementary', { name: 'Comments' })
+          .getByRole('textbox', { name: 'New comment' })
+          .waitFor();
+        if (SHOTS && db.name === 'sqlite')
+          await cy.screenshot({ path: join(SHOTS, 'read-view-commenter.png') });
 
         // Only people added, and Cy removed: Cy's page reads the document as not found.
         await shareAs(bob, async (dialog) => {

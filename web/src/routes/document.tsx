@@ -282,7 +282,8 @@ export default function DocumentView() {
         )}
       </article>
       <div className="viewer-side">
-        <Comments documentId={d.document_id} archived={d.archived} selection={selection} />
+        {/* Read again when the person's role changes (sharing changed while they had it open). */}
+        <Comments key={d.role} documentId={d.document_id} archived={d.archived} selection={selection} />
         <Versions
           documentId={d.document_id}
           current={current}

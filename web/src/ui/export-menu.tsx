@@ -16,10 +16,9 @@ function fileNameOf(response: Response, format: Format): string {
 
 /** Downloads the artifact's export; the server records it as an `export` version row. */
 async function download(artifactId: string, format: Format): Promise<void> {
-  const response = await fetch(
-    `/api/artifacts/${encodeURIComponent(artifactId)}/export?format=${format}`,
-    { credentials: 'same-origin' },
-  ).catch(() => {
+  const response = await fetch(`/api/artifacts/${encodeURIComponent(artifactId)}/export?format=${format}`, {
+    credentials: 'same-origin',
+  }).catch(() => {
     throw new ApiFailure(0, 'offline', 'Tandem could not be reached; check your connection and try again.');
   });
   if (!response.ok) {

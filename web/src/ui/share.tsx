@@ -211,7 +211,12 @@ export function ShareButton({ artifactId, onSaved }: { artifactId: string; onSav
           {note}
         </span>
       )}
-      <dialog ref={dialog} className="share-dialog" aria-labelledby="share-title" onClose={() => setOpen(false)}>
+      <dialog
+        ref={dialog}
+        className="share-dialog"
+        aria-labelledby="share-title"
+        onClose={() => setOpen(false)}
+      >
         <h2 id="share-title">Share</h2>
         <ErrorNote error={load.error} />
         {open && !loaded && !load.error && <p className="muted">Loading…</p>}
