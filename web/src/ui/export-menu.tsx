@@ -58,8 +58,16 @@ export function ExportMenu({
   const menu = useRef<HTMLUListElement>(null);
   const items = () => [...(menu.current?.querySelectorAll<HTMLButtonElement>('[role="menuitem"]') ?? [])];
 
+  const wrap = useRef<HTMLSpanElement>(null);
   useEffect(() => {
-    if (open) items()[0]?.focus();
+    if (!open) return;
+    items()[0]?.focus();
+    // A click anywhere else closes the menu.
+    const away = (event: MouseEvent) => {
+      if (!wrap.current?.contains(event.target as Node)) setOpen(false);
+    };
+    document.addEventListener('mousedown', away);
+    return () => document.removeEventListener('mousedown', away);
   }, [open]);
 
   const choose = async (format: Format) => {
@@ -95,7 +103,7 @@ export function ExportMenu({
   };
 
   return (
-    <span className="menu-wrap">
+    <span className="menu-wrap" ref={wrap}>
       <button
         ref={button}
         type="button"
