@@ -181,6 +181,7 @@ describe('sharing, tables and export in the app', { skip: SKIP_BROWSER }, () => 
         assert.equal(await page.getByText('could not be opened').count(), 0);
         await page.waitForLoadState('networkidle');
         assert.deepEqual(tickets, []);
+        if (SHOTS && db.name === 'sqlite') await page.screenshot({ path: join(SHOTS, 'table-budget.png') });
       });
 
       it('Export downloads the text read at that version, and the export appears in Versions', async () => {
