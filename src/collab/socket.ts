@@ -52,6 +52,8 @@ export interface CollabOptions {
 interface Context extends ConnectionContext {
   actor: Actor;
   session: LiveSession;
+  /** Whether the connection may edit, as its client was last told. */
+  writable: boolean;
   live?: LiveDoc;
   connection?: Connection<Context>;
 }
@@ -146,8 +148,9 @@ export async function collabSocket(services: Services, options: CollabOptions = 
         if (error instanceof DomainError && error.code === 'not_found') throw { reason: REFUSED.notFound };
         throw error;
       }
-      const context: Context = { actor, session, name: session.name };
-      connectionConfig.readOnly = !mayWrite(context);
+      const context: Context = { actor, session, name: session.name, writable: false };
+      context.writable = mayWrite(context);
+      connectionConfig.readOnly = !context.writable;
       return context;
     },
     async connected({ connection, context }) {
@@ -247,12 +250,14 @@ export async function collabSocket(services: Services, options: CollabOptions = 
         connection.close({ code: 4404, reason: REFUSED.notFound });
         continue;
       }
-      const readOnly = !mayWrite(context);
-      if (connection.readOnly === readOnly) continue;
-      connection.readOnly = readOnly;
+      const writable = mayWrite(context);
+      // A connection whose message is being refused right now is set back when it is handled.
+      if (!refusedNow.has(connection)) connection.readOnly = !writable;
+      if (context.writable === writable) continue;
+      context.writable = writable;
       // The client learns it at once, so an editor that became a reader stops offering to edit
       // (and a reader made an editor may start).
-      connection.sendStateless(JSON.stringify({ access: readOnly ? 'readonly' : 'read-write' }));
+      connection.sendStateless(JSON.stringify({ access: writable ? 'read-write' : 'readonly' }));
     }
   }
 
