@@ -78,6 +78,7 @@ function ShareForm({
   const [audience, setAudience] = useState(audienceValue(sharing.scope, sharing.pod_id));
   const [role, setRole] = useState<AudienceRole>(sharing.scope_role);
   const [people, setPeople] = useState(sharing.people);
+  const [search, setSearch] = useState('');
   const action = useAction();
   const others = choices.people.filter((p) => !people.some((added) => added.user_id === p.user_id));
 
@@ -119,21 +120,39 @@ function ShareForm({
         )}
       </div>
       <Field label="Add people">
-        <select
-          value=""
+        <input
+          list="share-people-options"
+          value={search}
+          autoComplete="off"
+          placeholder={others.length ? 'Type a name…' : 'Everyone is added'}
+          disabled={others.length === 0}
           onChange={(e) => {
-            const person = choices.people.find((p) => p.user_id === e.target.value);
-            if (person) setPeople([...people, { ...person, role: 'viewer' }]);
+            // A name picked from the list (or typed out in full) is added at once.
+            const value = e.target.value;
+            const person = others.find((p) => p.name.toLowerCase() === value.trim().toLowerCase());
+            if (person) {
+              setPeople([...people, { ...person, role: 'viewer' }]);
+              setSearch('');
+            } else setSearch(value);
           }}
-        >
-          <option value="">{others.length ? 'Choose a person…' : 'Everyone is added'}</option>
-          {others.map((p) => (
-            <option key={p.user_id} value={p.user_id}>
-              {p.name}
-            </option>
-          ))}
-        </select>
+          onKeyDown={(e) => {
+            if (e.key !== 'Enter') return;
+            // Enter adds the one person the typed text names; it never submits the dialog.
+            e.preventDefault();
+            const typed = search.trim().toLowerCase();
+            const matches = others.filter((p) => p.name.toLowerCase().includes(typed));
+            if (typed && matches.length === 1) {
+              setPeople([...people, { ...matches[0]!, role: 'viewer' }]);
+              setSearch('');
+            }
+          }}
+        />
       </Field>
+      <datalist id="share-people-options">
+        {others.map((p) => (
+          <option key={p.user_id} value={p.name} />
+        ))}
+      </datalist>
       {people.length > 0 ? (
         <ul className="share-people" aria-label="People added">
           {people.map((p) => (
