@@ -27,6 +27,7 @@ import { documentsService } from './domains/documents/documents.ts';
 import type { StoreOptions } from './domains/documents/store.ts';
 import { pagesService } from './domains/pages/pages.ts';
 import { peopleService } from './domains/workspace/people.ts';
+import { sharingService } from './domains/workspace/sharing.ts';
 import { migrate, openStorage, type Storage, type StorageOptions } from './storage/db.ts';
 
 /** Every domain service, built once over one storage; transports hold this and nothing else. */
@@ -95,6 +96,8 @@ export function createServices(storage: Storage, options: ServiceOptions = {}) {
     documents,
     comments: commentsService(deps, anchors(documents.store)),
     people: peopleService(deps),
+    /** Who can open an artifact; changes reach the live socket at once. */
+    sharing: sharingService(deps),
     /** Connections to outside services and their settings (secrets sealed). */
     connectors: connectorsService(deps),
     tokens,

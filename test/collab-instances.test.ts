@@ -165,6 +165,39 @@ describe(
       );
     });
 
+    it('applies a sharing change made through one instance to connections on the other at once', async () => {
+      const id = await create();
+      const bob = shared.actor('bob@acme.test');
+      const cy = shared.actor('cy@acme.test');
+      // Only people added: Bob as an editor, Cy as an editor.
+      await a.services.sharing.put(ada(), id, {
+        scope: 'user',
+        people: [
+          { user_id: bob.personId, role: 'editor' },
+          { user_id: cy.personId, role: 'editor' },
+        ],
+      });
+      const bobOnB = editor(b.url, id, await token('bob@acme.test'));
+      const cyOnB = editor(b.url, id, await token('cy@acme.test'));
+      await Promise.all([bobOnB.ready, cyOnB.ready]);
+      const told: string[] = [];
+      bobOnB.provider.on('stateless', ({ payload }: { payload: string }) => told.push(payload));
+      let cyClosed: string | undefined;
+      cyOnB.provider.on('close', ({ event }: { event: { reason: string } }) => (cyClosed = event.reason));
+
+      const started = Date.now();
+      await a.services.sharing.put(ada(), id, {
+        scope: 'user',
+        people: [{ user_id: bob.personId, role: 'viewer' }],
+      });
+      await until(
+        () => told.includes(JSON.stringify({ access: 'readonly' })) && cyClosed === REFUSED.notFound,
+        'Bob is read-only and Cy disconnected on the other instance',
+        2000,
+      );
+      assert.ok(Date.now() - started < 2000);
+    });
+
     it('brings an agent’s write through either instance to people on both within a second', async () => {
       const id = await create();
       const onA = editor(a.url, id, await token('ada@acme.test'));

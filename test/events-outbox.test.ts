@@ -186,6 +186,39 @@ for (const db of DATABASES) {
       }
     });
 
+    it('follows sharing: an automation hears of an artifact while its person may open it, and no longer', async () => {
+      const hears = await publish(bob, echo('Bob hears comments'), {
+        trigger: onWorkspace('comment.created'),
+      });
+      try {
+        const made = ok(
+          await ada.call('create_document', {
+            title: 'Shared later',
+            scope: 'user',
+            content_markdown: 'Hi.\n',
+          }),
+        );
+        const id = made.document_id as string;
+        const bobId = h.actor('bob@acme.test').personId;
+        await h.services.sharing.put(h.actor('ada@acme.test'), id, {
+          scope: 'user',
+          people: [{ user_id: bobId, role: 'viewer' }],
+        });
+        ok(await ada.call('add_comment', { document_id: id, body_markdown: 'While Bob may read.' }));
+        await settle();
+        assert.equal((await runsOf(hears.automation_id)).length, 1);
+
+        await h.services.sharing.put(h.actor('ada@acme.test'), id, { scope: 'user', people: [] });
+        ok(await ada.call('add_comment', { document_id: id, body_markdown: 'PRIVATE-AGAIN after.' }));
+        await settle();
+        const runs = await runsOf(hears.automation_id);
+        assert.equal(runs.length, 1, 'not heard once Bob cannot open it');
+        assert.ok(!JSON.stringify(runs).includes('PRIVATE-AGAIN'));
+      } finally {
+        await setEnabled(bob, hears, false);
+      }
+    });
+
     it('is delivered by a started engine of another process', async () => {
       const a = await publish(ada, echo('Heard elsewhere'), { trigger: onWorkspace('document.created') });
       await engine.start();

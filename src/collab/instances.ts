@@ -24,10 +24,11 @@ export interface InstanceOptions {
  * - `update`: a change this instance made (its `n`th; `by` the person, null for an agent's);
  * - `stored`: the changes `o` made, up to its `u`th, are stored;
  * - `sync`: the asker's state vector; whoever holds the document answers with `state`;
- * - `state`: what the asker lacked; `awareness`: who is there and where.
+ * - `state`: what the asker lacked; `awareness`: who is there and where;
+ * - `access`: who may open the document changed (its connections are checked again).
  */
 interface Header {
-  k: 'update' | 'stored' | 'sync' | 'state' | 'awareness';
+  k: 'update' | 'stored' | 'sync' | 'state' | 'awareness' | 'access';
   d: string;
   f: string;
   n?: number;
@@ -141,6 +142,9 @@ export async function connectInstances(services: Services, options: InstanceOpti
       case 'awareness':
         if (live.doc instanceof Document) applyAwarenessUpdate(live.doc.awareness, payload, FROM_PEERS);
         break;
+      case 'access':
+        services.sharing.changed(live.id, true);
+        break;
     }
   }
 
@@ -202,6 +206,11 @@ export async function connectInstances(services: Services, options: InstanceOpti
     );
   }
 
+  // Sharing changed here: the instances holding the document check their connections too.
+  const unsubscribe = services.sharing.onChange((artifactId, fromPeer) => {
+    if (!fromPeer) publish(channel(artifactId), { k: 'access', d: artifactId, f: me });
+  });
+
   const hooks: LiveDocHooks = {
     async loaded(live) {
       docs.set(live.id, live);
@@ -241,6 +250,7 @@ export async function connectInstances(services: Services, options: InstanceOpti
     },
     async close() {
       stopTelling();
+      unsubscribe();
       docs.clear();
       await Promise.allSettled([pub.quit(), sub.quit()]);
     },

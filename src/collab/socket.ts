@@ -25,7 +25,12 @@ import { watchCredentials, type HeldCredential } from './credentials.ts';
 /** Where `tandem serve` takes live-editing connections. */
 export const COLLAB_PATH = '/collab';
 
-/** Why a connection was refused. A document that cannot be opened is one reason, whatever the cause. */
+/**
+ * Why a connection was refused. A document that cannot be opened is one reason, whatever the cause.
+ * A connection whose person can no longer open the document is closed with code 4404 and the
+ * same reason; one whose right to edit changed is sent a stateless `{"access": "readonly" |
+ * "read-write"}`.
+ */
 export const REFUSED = {
   notFound: 'Document not found',
   credential: 'Invalid or expired token',
@@ -67,6 +72,8 @@ export interface Context extends ConnectionContext {
   actor: Actor;
   credential: HeldCredential | undefined;
   session: LiveSession;
+  /** Whether the connection may edit, as its client was last told. */
+  writable: boolean;
   live?: LiveDoc;
   connection?: Connection<Context>;
 }
@@ -172,10 +179,11 @@ export async function collabSocket(services: Services, options: CollabOptions = 
         if (error instanceof DomainError && error.code === 'not_found') throw { reason: REFUSED.notFound };
         throw error;
       }
-      const context: Context = { actor, credential, session, name: session.name };
+      const context: Context = { actor, credential, session, name: session.name, writable: false };
       // Opened now, so a document past its bounds is known read-only before the person is told their scope.
       if (mayWrite(context)) await session.open();
-      connectionConfig.readOnly = !mayWrite(context);
+      context.writable = mayWrite(context);
+      connectionConfig.readOnly = !context.writable;
       pendingOf.get(request)?.authenticated();
       return context;
     },
@@ -309,9 +317,23 @@ export async function collabSocket(services: Services, options: CollabOptions = 
         connection.close({ code: 4404, reason: REFUSED.notFound });
         continue;
       }
-      connection.readOnly = !mayWrite(context);
+      const writable = mayWrite(context);
+      // A connection whose message is being refused right now is set back when it is handled.
+      if (!refusedNow.has(connection)) connection.readOnly = !writable;
+      if (context.writable === writable) continue;
+      context.writable = writable;
+      // The client learns it at once, so an editor that became a reader stops offering to edit
+      // (and a reader made an editor may start).
+      connection.sendStateless(JSON.stringify({ access: writable ? 'read-write' : 'readonly' }));
     }
   }
+
+  // Sharing changed (here, or on another instance through Redis): who is connected follows now.
+  const unsubscribe = services.sharing.onChange((artifactId) => {
+    recheck(artifactId).catch((error: unknown) =>
+      log.error({ err: error, artifact: artifactId }, 'could not check live connections again'),
+    );
+  });
 
   const recheckTimer = setInterval(() => {
     recheck().catch((error: unknown) => log.error({ err: error }, 'could not check live connections again'));
@@ -332,6 +354,7 @@ export async function collabSocket(services: Services, options: CollabOptions = 
     closing = true;
     clearInterval(recheckTimer);
     await credentialWatch.stop();
+    unsubscribe();
     const open = [...sockets.clients];
     await Promise.all(
       open.map(

@@ -19,19 +19,27 @@ export const documentPageRoutes = [
   }),
   defineRoute({
     ...contract.createDocument,
-    description: 'a new, empty document of the caller’s own',
+    description: 'a new, empty document of the caller’s own, open to whom they say (only them by default)',
     scopes: WRITE,
-    bodyHint: 'Send JSON: {"title": "..."}',
+    bodyHint:
+      'Send JSON: {"title": "...", "scope"?: "user" | "pod" | "org", "pod_id"?: "...", "scope_role"?: "editor" | "commenter" | "viewer"}',
     status: 201,
     handler: ({ services, actor, body }) =>
-      services.documents.create(actor, { title: body.title, scope: 'user' }),
+      services.documents.create(actor, {
+        title: body.title,
+        scope: body.scope ?? 'user',
+        pod_id: body.pod_id,
+        scope_role: body.scope_role,
+      }),
   }),
   defineRoute({
     ...contract.readDocument,
     description: 'a window of a document’s markdown (a page’s HTML, a table’s markdown)',
     scopes: READ,
-    handler: ({ services, actor, params, query }) =>
-      services.documents.read(actor, { document_id: params.id, offset: query.offset }),
+    handler: async ({ services, actor, params, query }) => {
+      const read = await services.documents.read(actor, { document_id: params.id, offset: query.offset });
+      return { ...read, ...(await services.sharing.rights(actor, read.document_id)) };
+    },
   }),
   defineRoute({
     ...contract.listVersions,

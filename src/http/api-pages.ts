@@ -14,7 +14,8 @@ export function pageViewRoutes(frame: PageFrame) {
       scopes: ['documents:read'],
       handler: async ({ services, actor, params }) => {
         const { html: _html, ...page } = await services.pages.read(actor, params.id);
-        return { ...page, frame: frame(page.page_id, page.version) };
+        const { may_share } = await services.sharing.rights(actor, page.page_id);
+        return { ...page, may_share, frame: frame(page.page_id, page.version) };
       },
     }),
     defineRoute({

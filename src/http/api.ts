@@ -13,6 +13,7 @@ import { documentPageRoutes } from './api-documents.ts';
 import { documentVersionRoutes } from './api-document-versions.ts';
 import { agentRoutes } from './api-agents.ts';
 import { personRoutes } from './api-people.ts';
+import { sharingRoutes } from './api-sharing.ts';
 
 /** Every route of the JSON API for people, in one list (mounted at `/api`). */
 export const API_ROUTES: readonly AnyRoute[] = [
@@ -25,6 +26,7 @@ export const API_ROUTES: readonly AnyRoute[] = [
   ...documentVersionRoutes,
   ...agentRoutes,
   ...personRoutes,
+  ...sharingRoutes,
 ];
 
 /** `/api`: the JSON API for people, by personal access token or the browser's session cookie. */

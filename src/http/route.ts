@@ -107,6 +107,8 @@ export function mountRoutes(
         services,
         c,
       });
+      // A download answers with its own response (its type and file name); JSON otherwise.
+      if (result instanceof Response) return result;
       return c.json(route.output.parse(result) as object, route.status ?? 200);
     });
   }

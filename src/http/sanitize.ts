@@ -1,4 +1,5 @@
 import type { DOMPurify } from 'dompurify';
+import { markdownRenderer } from './view/rendered-markdown.ts';
 
 let purifier: Promise<DOMPurify> | undefined;
 
@@ -29,4 +30,22 @@ export async function sanitizePage(html: string): Promise<string> {
     ALLOW_DATA_ATTR: true,
   });
   return `<!doctype html>\n${clean}`;
+}
+
+let renderer: Promise<(text: string, base: string) => string> | undefined;
+
+/**
+ * A document's markdown as the read view renders it (the one renderer of people's markdown, on a
+ * DOMPurify instance of its own), for an HTML export.
+ */
+export async function renderMarkdown(markdown: string, base: string): Promise<string> {
+  renderer ??= (async () => {
+    const [{ JSDOM }, { default: createDOMPurify }] = await Promise.all([
+      import('jsdom'),
+      import('dompurify'),
+    ]);
+    const { window } = new JSDOM('<!doctype html>');
+    return markdownRenderer(createDOMPurify(window as unknown as Parameters<typeof createDOMPurify>[0]));
+  })();
+  return (await renderer)(markdown, base);
 }

@@ -86,6 +86,12 @@ export interface ArtifactRoleTable {
   role: string;
 }
 
+/** The role an artifact's pod or workspace audience gets; no row means editor. */
+export interface ArtifactScopeRoleTable {
+  artifact_id: string;
+  role: string;
+}
+
 export interface CheckpointTable {
   id: string;
   artifact_id: string;
@@ -486,6 +492,7 @@ export interface Database {
   messages: MessageTable;
   artifacts: ArtifactTable;
   artifact_roles: ArtifactRoleTable;
+  artifact_scope_roles: ArtifactScopeRoleTable;
   checkpoints: CheckpointTable;
   threads: ThreadTable;
   comments: CommentTable;

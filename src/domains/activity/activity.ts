@@ -2,6 +2,7 @@ import type { Insertable } from 'kysely';
 import { newId } from '../../ids.ts';
 import type { ActivityTable } from '../../storage/schema.ts';
 import type { Deps } from '../deps.ts';
+import { rolesFor } from '../policies/artifacts.ts';
 import type { Actor } from '../workspace/actor.ts';
 
 export interface ActivityEntry {
@@ -119,7 +120,21 @@ export function notificationsService(deps: Deps) {
       .orderBy('id', 'desc')
       .limit(Math.min(Math.max(1, limit), 500))
       .execute();
-    return rows.map((r) => ({
+    // A notice about an artifact the person can no longer open (its sharing changed) is not shown:
+    // it would quote what they may no longer read.
+    const artifactIds = [...new Set(rows.flatMap((r) => (r.artifact_id ? [r.artifact_id] : [])))];
+    const artifacts =
+      artifactIds.length === 0
+        ? []
+        : await deps.db
+            .selectFrom('artifacts')
+            .selectAll()
+            .where('id', 'in', artifactIds)
+            .where('workspace_id', '=', actor.workspaceId)
+            .execute();
+    const roles = await rolesFor(deps.db, actor.personId, artifacts);
+    const visible = rows.filter((r) => !r.artifact_id || roles.get(r.artifact_id));
+    return visible.map((r) => ({
       id: r.id,
       kind: r.kind,
       body: r.body,

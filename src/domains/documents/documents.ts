@@ -3,6 +3,7 @@ import type { Actor } from '../workspace/actor.ts';
 import { artifactFor, requireRole } from '../policies/artifacts.ts';
 import { creator } from './create.ts';
 import { editor, requireDocument, type EditHooks } from './edit.ts';
+import { exporter } from './export.ts';
 import { leases } from './lease.ts';
 import { lister } from './list.ts';
 import { liveDocuments } from './live.ts';
@@ -19,6 +20,7 @@ export function documentsService(deps: Deps, options: StoreOptions = {}) {
   const { create } = creator(deps, store, lease.acquire);
   const { list } = lister(deps);
   const live = liveDocuments(deps, store, options.bounds);
+  const { exportArtifact } = exporter(deps, store);
 
   /**
    * A person's change from a live replica: they must be able to edit the document, the update
@@ -38,6 +40,8 @@ export function documentsService(deps: Deps, options: StoreOptions = {}) {
     edit,
     versions,
     applyPersonUpdate,
+    /** A document or page as a file, recorded as an `export` version row. */
+    export: exportArtifact,
     /** People following documents live (the socket). */
     live,
     store,

@@ -17,10 +17,31 @@ export interface ArtifactAccess {
   role: Role;
 }
 
-/** The highest role any source gives: owner, explicit role, pod, conversation, org scope. */
+/**
+ * The role an artifact's audience gets (its pod's members when scoped to a pod, everyone in the
+ * workspace when scoped to it): editor unless its sharing says commenter or viewer.
+ */
+export async function scopeRole(db: Db, artifactId: string): Promise<Role> {
+  const row = await db
+    .selectFrom('artifact_scope_roles')
+    .select('role')
+    .where('artifact_id', '=', artifactId)
+    .executeTakeFirst();
+  return audienceRole(row?.role);
+}
+
+function audienceRole(stored: string | undefined): Role {
+  return stored === 'commenter' || stored === 'viewer' ? stored : 'editor';
+}
+
+/**
+ * The highest role any source gives: owner, explicit role, the artifact's audience (its pod, or
+ * everyone in the workspace, with the role its sharing gives them), conversation participation.
+ */
 export async function effectiveRole(db: Db, personId: string, artifact: Artifact): Promise<Role | null> {
   if (artifact.owner_id === personId) return 'owner';
-  const sources: (Role | null)[] = [artifact.scope === 'org' ? 'editor' : null];
+  const audience = artifact.scope === 'org' || artifact.pod_id ? await scopeRole(db, artifact.id) : null;
+  const sources: (Role | null)[] = [artifact.scope === 'org' ? audience : null];
   const explicit = await db
     .selectFrom('artifact_roles')
     .select('role')
@@ -29,7 +50,7 @@ export async function effectiveRole(db: Db, personId: string, artifact: Artifact
     .executeTakeFirst();
   if (explicit && isRole(explicit.role)) sources.push(explicit.role);
   if (roleRank(highestRole(sources)) >= roleRank('editor')) return highestRole(sources);
-  if (artifact.pod_id && (await isPodMember(db, artifact.pod_id, personId))) sources.push('editor');
+  if (artifact.pod_id && (await isPodMember(db, artifact.pod_id, personId))) sources.push(audience);
   if (artifact.conversation_id && (await isParticipant(db, artifact.conversation_id, personId))) {
     sources.push('editor');
   }
@@ -106,7 +127,7 @@ export async function podFor(db: Db, actor: Actor, podId: unknown): Promise<Pod>
   return pod;
 }
 
-/** Effective roles of one person on many artifacts, in three queries whatever their number. */
+/** Effective roles of one person on many artifacts, in four queries whatever their number. */
 export async function rolesFor(
   db: Db,
   personId: string,
@@ -115,7 +136,7 @@ export async function rolesFor(
   const ids = artifacts.map((a) => a.id);
   const out = new Map<string, Role | null>();
   if (ids.length === 0) return out;
-  const [explicit, pods, rooms] = await Promise.all([
+  const [explicit, pods, rooms, audiences] = await Promise.all([
     db
       .selectFrom('artifact_roles')
       .select(['artifact_id', 'role'])
@@ -128,8 +149,14 @@ export async function rolesFor(
       .select('conversation_id')
       .where('person_id', '=', personId)
       .execute(),
+    db
+      .selectFrom('artifact_scope_roles')
+      .select(['artifact_id', 'role'])
+      .where('artifact_id', 'in', ids)
+      .execute(),
   ]);
   const roleOf = new Map(explicit.map((r) => [r.artifact_id, r.role]));
+  const audienceOf = new Map(audiences.map((r) => [r.artifact_id, r.role]));
   const podSet = new Set(pods.map((p) => p.pod_id));
   const roomSet = new Set(rooms.map((r) => r.conversation_id));
   for (const a of artifacts) {
@@ -138,12 +165,13 @@ export async function rolesFor(
       continue;
     }
     const explicitRole = roleOf.get(a.id);
+    const audience = audienceRole(audienceOf.get(a.id));
     out.set(
       a.id,
       highestRole([
-        a.scope === 'org' ? 'editor' : null,
+        a.scope === 'org' ? audience : null,
         isRole(explicitRole) ? explicitRole : null,
-        a.pod_id && podSet.has(a.pod_id) ? 'editor' : null,
+        a.pod_id && podSet.has(a.pod_id) ? audience : null,
         a.conversation_id && roomSet.has(a.conversation_id) ? 'editor' : null,
       ]),
     );

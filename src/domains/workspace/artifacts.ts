@@ -12,13 +12,23 @@ export interface PlacementInput {
   conversation_id?: unknown;
   scope?: unknown;
   pod_id?: unknown;
+  /** The role the pod's members or the workspace get (the app asks; tools leave it editor). */
+  scope_role?: unknown;
 }
 
 export interface Placement {
   scope: ArtifactScope;
   podId: string | null;
   conversationId: string | null;
+  /** What the audience of a pod or org scope may do; editor unless said otherwise. */
+  scopeRole?: AudienceRole;
 }
+
+export const AUDIENCE_ROLES = ['editor', 'commenter', 'viewer'] as const;
+export type AudienceRole = (typeof AUDIENCE_ROLES)[number];
+
+export const isAudienceRole = (value: unknown): value is AudienceRole =>
+  typeof value === 'string' && (AUDIENCE_ROLES as readonly string[]).includes(value);
 
 /**
  * Where a new artifact goes. Runs inside the create's transaction, so the access gates
@@ -47,13 +57,20 @@ export async function resolvePlacement(trx: Db, actor: Actor, input: PlacementIn
   const hasPod = input.pod_id !== undefined && input.pod_id !== null;
   const scope = hasScope ? input.scope : hasPod ? 'pod' : 'user';
   if (scope !== 'user' && scope !== 'pod' && scope !== 'org') throw invalid('scope must be user, pod or org');
+  const hasRole = input.scope_role !== undefined && input.scope_role !== null;
+  if (hasRole && !isAudienceRole(input.scope_role)) {
+    throw invalid('scope_role must be editor, commenter or viewer');
+  }
+  if (hasRole && scope === 'user')
+    throw invalid('scope_role goes with scope pod or org, not with scope user');
+  const scopeRole = hasRole ? (input.scope_role as AudienceRole) : 'editor';
   if (scope === 'pod') {
     if (!hasPod) throw invalid('pod_id is required for scope pod');
     const pod = await podFor(trx, actor, input.pod_id);
-    return { scope, podId: pod.id, conversationId: null };
+    return { scope, podId: pod.id, conversationId: null, scopeRole };
   }
   if (hasPod) throw invalid(`pod_id goes with scope pod, not with scope ${scope}`);
-  return { scope, podId: null, conversationId: null };
+  return { scope, podId: null, conversationId: null, scopeRole };
 }
 
 export interface NewArtifact {
@@ -103,6 +120,12 @@ export async function insertArtifact(trx: Db, workspaceId: string, input: NewArt
     updated_at: now,
   };
   await trx.insertInto('artifacts').values(artifact).execute();
+  if (input.placement.scopeRole && input.placement.scopeRole !== 'editor') {
+    await trx
+      .insertInto('artifact_scope_roles')
+      .values({ artifact_id: artifact.id, role: input.placement.scopeRole })
+      .execute();
+  }
   return artifact;
 }
 

@@ -35,7 +35,13 @@ export const listDocuments = endpoint({
 export const createDocument = endpoint({
   method: 'POST',
   path: '/documents',
-  body: z.object({ title: z.custom<string>() }),
+  /** Who can open it: only the creator (user, the default), a pod of theirs, or the workspace, with that audience's role. */
+  body: z.object({
+    title: z.custom<string>(),
+    scope: z.custom<'user' | 'pod' | 'org'>().optional(),
+    pod_id: z.custom<string>().optional(),
+    scope_role: z.custom<'editor' | 'commenter' | 'viewer'>().optional(),
+  }),
   output: z.object({ document_id: z.string(), title: z.string() }),
 });
 
@@ -54,6 +60,9 @@ export const readDocument = endpoint({
     window: z.number(),
     truncated: z.boolean(),
     archived: z.boolean(),
+    /** The caller's role, and whether they may change who can open it (`Share`). */
+    role,
+    may_share: z.boolean(),
   }),
 });
 

@@ -12,6 +12,8 @@ export const readPage = endpoint({
     byte_size: z.number(),
     role: z.enum(['owner', 'editor', 'commenter', 'viewer']),
     archived: z.boolean(),
+    /** Whether the caller may change who can open it (`Share`). */
+    may_share: z.boolean(),
     frame: z.object({ src: z.string(), sandbox: z.string() }),
   }),
 });

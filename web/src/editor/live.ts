@@ -26,8 +26,13 @@ export interface Live {
   failed?: string;
   /** Why the document follows read-only although the person may edit it (it is past its size bounds). */
   readOnlyReason?: string;
+  /** The person can no longer open the document (its sharing changed): the server closed it. */
+  gone?: boolean;
   people: Present[];
 }
+
+/** The reason the server gives when the person can no longer open the document. */
+const NOT_FOUND = 'Document not found';
 
 /** A colour class for a connected client (c0 … c7; editor.css defines them). */
 export const colorOf = (clientId: number) => `c${clientId % 8}`;
@@ -68,10 +73,14 @@ function peopleOf(provider: HocuspocusProvider): Present[] {
   return out.sort((a, b) => Number(b.self) - Number(a.self) || a.name.localeCompare(b.name));
 }
 
-/** The document's shared state over the live socket, for as long as the page shows it. */
-export function useLive(documentId: string): Live | undefined {
+/**
+ * The document's shared state over the live socket, for as long as the page shows it; nothing
+ * (and no socket) without a document id: tables and pages are not live documents.
+ */
+export function useLive(documentId: string | undefined): Live | undefined {
   const [live, setLive] = useState<Live | undefined>();
   useEffect(() => {
+    if (documentId === undefined) return;
     const doc = new Y.Doc();
     const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/collab`;
     let current: Live | undefined;
@@ -90,9 +99,10 @@ export function useLive(documentId: string): Live | undefined {
       onAuthenticationFailed: () =>
         update({ failed: 'The live document could not be opened; reload the page to try again.' }),
       onAwarenessChange: () => update({ people: peopleOf(provider) }),
-      // The server says why a document is read-only, or why it refused a change (and closed).
+      // The server says why a document is read-only, why it refused a change (and closed), or
+      // that sharing gave or took away editing while connected.
       onStateless: ({ payload }) => {
-        let said: { readOnly?: unknown; refused?: unknown } = {};
+        let said: { readOnly?: unknown; refused?: unknown; access?: unknown } = {};
         try {
           said = JSON.parse(payload) as typeof said;
         } catch {
@@ -102,6 +112,13 @@ export function useLive(documentId: string): Live | undefined {
         if (typeof said.refused === 'string') {
           update({ failed: `Your last change was refused (${said.refused}); reload the page to go on.` });
         }
+        if (said.access === 'readonly' || said.access === 'read-write') update({ scope: said.access });
+      },
+      onClose: ({ event }) => {
+        if (event.reason !== NOT_FOUND) return;
+        update({ gone: true, synced: false, connected: false });
+        // Not from inside the provider's own handler; nothing reconnects to it.
+        setTimeout(() => provider.destroy(), 0);
       },
     });
     current = { doc, provider, synced: false, scope: undefined, connected: false, people: [] };
@@ -122,5 +139,5 @@ export function useLive(documentId: string): Live | undefined {
       doc.destroy();
     };
   }, [documentId]);
-  return live;
+  return documentId === undefined ? undefined : live;
 }

@@ -13,8 +13,10 @@ import '../editor/cm-base.css';
 import '../editor/editor.css';
 import { FormattingToolbar } from '../editor/toolbar.tsx';
 import { Comments } from '../ui/comments.tsx';
+import { ExportMenu } from '../ui/export-menu.tsx';
 import { Field } from '../ui/field.tsx';
-import { ErrorNote, LoadFailure, Loading } from '../ui/status.tsx';
+import { ShareButton } from '../ui/share.tsx';
+import { ErrorNote, LoadFailure, Loading, NotFound } from '../ui/status.tsx';
 import { Versions } from '../ui/versions.tsx';
 
 /** Every window of a document's markdown, read in turn (a read returns at most 24,000 characters). */
@@ -160,11 +162,19 @@ function NameVersion({ documentId, named }: { documentId: string; named: () => v
   );
 }
 
+/** What the read view says to someone who cannot edit, so the difference from the editor is no surprise. */
+function readerWords(role: string): string | undefined {
+  if (role === 'commenter') return 'You can comment';
+  if (role === 'viewer') return 'You can view';
+  return undefined;
+}
+
 /** A document: the live editor for editors, a rendered read view for others, comments and versions beside it. */
 export default function DocumentView() {
   const { id = '' } = useParams();
   const doc = useResource(`document:${id}`, () => readAll(id));
-  const live = useLive(id);
+  // Only a document is live: a table (or a page) never asks for a socket.
+  const live = useLive(doc.data?.type === 'document' ? id : undefined);
   const [selection, setSelection] = useState('');
   const [stamp, setStamp] = useState(0);
   useTitle(doc.data ? doc.data.title : doc.error?.notFound ? 'Document not found' : 'Document');
@@ -192,6 +202,18 @@ export default function DocumentView() {
     );
   }, [stamp, id]);
 
+  // Sharing changed what the person may do while they had it open: read their role again.
+  const liveScope = live?.synced ? live.scope : undefined;
+  const { reload } = doc;
+  const seenScope = useRef<string | undefined>(undefined);
+  useEffect(() => {
+    if (!liveScope) return;
+    if (seenScope.current && seenScope.current !== liveScope) void reload();
+    seenScope.current = liveScope;
+  }, [liveScope]); // eslint-disable-line react-hooks/exhaustive-deps
+
+  // The person can no longer open it (its sharing changed): it reads as not found.
+  if (live?.gone) return <NotFound what="Document" />;
   if (doc.error && !doc.data) return <LoadFailure error={doc.error} what="Document" />;
   if (!doc.data) return <Loading what="the document" />;
   const d = doc.data;
@@ -221,10 +243,23 @@ export default function DocumentView() {
             {live && !live.connected && live.synced && ' · reconnecting…'}
           </span>
         </div>
+        <div className="artifact-actions">
+          {d.may_share && <ShareButton artifactId={d.document_id} />}
+          {d.type === 'document' && (
+            <ExportMenu
+              artifactId={d.document_id}
+              formats={['markdown', 'html']}
+              exported={() => setStamp((s) => s + 1)}
+            />
+          )}
+        </div>
         {d.archived && (
           <p className="note" role="status">
             This document is archived
           </p>
+        )}
+        {d.type === 'document' && !d.archived && !editing && readerWords(d.role) && (
+          <p className="note reader-note">{readerWords(d.role)}</p>
         )}
         <ErrorNote error={doc.error} />
         {live?.failed && <p className="error">{live.failed}</p>}
@@ -252,7 +287,8 @@ export default function DocumentView() {
         )}
       </article>
       <div className="viewer-side">
-        <Comments documentId={d.document_id} archived={d.archived} selection={selection} />
+        {/* Read again when the person's role changes (sharing changed while they had it open). */}
+        <Comments key={d.role} documentId={d.document_id} archived={d.archived} selection={selection} />
         <Versions
           documentId={d.document_id}
           current={current}

@@ -3,7 +3,10 @@ import { Link, useNavigate, useSearchParams } from 'react-router';
 import { call } from '../api.ts';
 import { useAction, useResource, useTitle } from '../hooks.ts';
 import { createDocument, listDocuments, type DocumentRow } from '../../../src/http/contract/documents.ts';
+import { audiences } from '../../../src/http/contract/sharing.ts';
+import { Field } from '../ui/field.tsx';
 import { artifactPath, TYPE_NAMES } from '../ui/links.ts';
+import { audienceOf, RoleSelect, type AudienceRole } from '../ui/share.tsx';
 import { ErrorNote, Loading } from '../ui/status.tsx';
 import { When } from '../ui/time.tsx';
 
@@ -20,14 +23,30 @@ async function readRows(query: string, cursor: string | undefined, want: number)
   return { rows, next };
 }
 
+/** `New document`: a title, and who can open it (only the creator unless they say otherwise). */
 function NewDocument() {
   const [open, setOpen] = useState(false);
   const [title, setTitle] = useState('');
+  const [audience, setAudience] = useState('user');
+  const [role, setRole] = useState<AudienceRole>('editor');
+  const choices = useResource(open ? 'audiences' : 'audiences:closed', async () =>
+    open ? call(audiences, {}) : undefined,
+  );
   const navigate = useNavigate();
   const action = useAction();
   const create = async (event: FormEvent) => {
     event.preventDefault();
-    const made = await action.perform(() => call(createDocument, { body: { title } }));
+    const { scope, pod_id } = audienceOf(audience);
+    const made = await action.perform(() =>
+      call(createDocument, {
+        body: {
+          title,
+          scope,
+          ...(pod_id ? { pod_id } : {}),
+          ...(scope === 'user' ? {} : { scope_role: role }),
+        },
+      }),
+    );
     if (made) void navigate(`/documents/${encodeURIComponent(made.document_id)}`);
   };
   if (!open) {
@@ -38,18 +57,33 @@ function NewDocument() {
     );
   }
   return (
-    <form className="inline-form" onSubmit={create}>
-      <label>
-        Title
+    <form className="inline-form new-document" aria-label="New document" onSubmit={create}>
+      <Field label="Title">
         <input value={title} onChange={(e) => setTitle(e.target.value)} required autoFocus maxLength={200} />
-      </label>
+      </Field>
+      <Field label="Who can open it">
+        <select value={audience} onChange={(e) => setAudience(e.target.value)}>
+          <option value="user">Only me</option>
+          {(choices.data?.pods ?? []).map((p) => (
+            <option key={p.pod_id} value={`pod:${p.pod_id}`}>
+              {p.name}
+            </option>
+          ))}
+          <option value="org">Everyone in {choices.data?.workspace_name ?? 'the workspace'}</option>
+        </select>
+      </Field>
+      {audience !== 'user' && (
+        <Field label="Their role">
+          <RoleSelect value={role} onChange={setRole} />
+        </Field>
+      )}
       <button type="submit" className="primary" disabled={action.busy}>
         Create
       </button>
       <button type="button" onClick={() => setOpen(false)}>
         Cancel
       </button>
-      <ErrorNote error={action.error} />
+      <ErrorNote error={action.error ?? choices.error} />
     </form>
   );
 }

@@ -1,8 +1,11 @@
+import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { call } from '../api.ts';
 import { useResource, useTitle } from '../hooks.ts';
 import { readPage, restorePage } from '../../../src/http/contract/pages.ts';
 import { Comments } from '../ui/comments.tsx';
+import { ExportMenu } from '../ui/export-menu.tsx';
+import { ShareButton } from '../ui/share.tsx';
 import { ErrorNote, LoadFailure, Loading } from '../ui/status.tsx';
 import { Versions } from '../ui/versions.tsx';
 
@@ -13,6 +16,7 @@ import { Versions } from '../ui/versions.tsx';
 export default function PageView() {
   const { id = '' } = useParams();
   const page = useResource(`page:${id}`, () => call(readPage, { params: { id } }));
+  const [exports, setExports] = useState(0);
   useTitle(page.data ? page.data.title : page.error?.notFound ? 'Page not found' : 'Page');
 
   if (page.error && !page.data) return <LoadFailure error={page.error} what="Page" />;
@@ -38,6 +42,10 @@ export default function PageView() {
             Page · version {p.version} · you are {p.role === 'owner' ? 'its owner' : `a ${p.role}`}
           </span>
         </div>
+        <div className="artifact-actions">
+          {p.may_share && <ShareButton artifactId={p.page_id} />}
+          <ExportMenu artifactId={p.page_id} formats={['html']} exported={() => setExports((n) => n + 1)} />
+        </div>
         {p.archived && (
           <p className="note" role="status">
             This page is archived.
@@ -58,7 +66,7 @@ export default function PageView() {
         <Versions
           documentId={p.page_id}
           current={p.version}
-          stamp={String(p.version)}
+          stamp={`${p.version}:${exports}`}
           restore={mayWrite ? restore : undefined}
         />
       </div>
