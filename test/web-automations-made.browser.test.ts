@@ -361,7 +361,14 @@ for (const db of DATABASES) {
         steps.getByRole('row').filter({ has: page.getByRole('rowheader', { name: id }) });
       await row('ok').getByText('Waiting', { exact: true }).waitFor();
       assert.match(await row('post').innerText(), /Not started/);
-      const diagram = page.getByRole('region', { name: 'Plan diagram' });
+      // The automation's plan is drawn above; the run's is drawn with each step's status.
+      await page
+        .getByRole('region', { name: 'Steps' })
+        .getByRole('region', { name: 'Plan diagram' })
+        .waitFor();
+      const diagram = page
+        .getByRole('region', { name: /^Run run_/ })
+        .getByRole('region', { name: 'Plan diagram' });
       await diagram
         .getByRole('button', { name: /^post, conversations\.post_message, Not started$/ })
         .waitFor();
@@ -387,7 +394,10 @@ for (const db of DATABASES) {
         phone,
         app.url(`/automations/${published.automation_id}?run=${started.run_id}`),
       );
-      await small.getByRole('region', { name: 'Plan diagram' }).waitFor();
+      await small
+        .getByRole('region', { name: /^Run run_/ })
+        .getByRole('region', { name: 'Plan diagram' })
+        .waitFor();
       await small.getByRole('table', { name: 'Steps of this run' }).waitFor();
       await shot(small, 'run-diagram-390', small.getByRole('region', { name: /^Run run_/ }));
       await small.close();

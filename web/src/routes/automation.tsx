@@ -10,6 +10,7 @@ import {
 import { ErrorNote, LoadFailure, Loading } from '../ui/status.tsx';
 import { NextRun, When } from '../ui/time.tsx';
 import { Editor } from './automation-edit.tsx';
+import { PlanDiagram, type DiagramEdge, type DiagramNode } from '../ui/plan-diagram.tsx';
 import { RunDetail, RunsTable, Status } from './automation-runs.tsx';
 import { Schedule } from './automation-schedule.tsx';
 import { Versions } from './automation-versions.tsx';
@@ -63,6 +64,13 @@ function Controls({
       <ErrorNote error={action.error} />
     </div>
   );
+}
+
+/** The live plan drawn as a diagram, when the plan has the shape to draw. */
+function planDiagram(plan: unknown) {
+  const p = plan as { nodes?: DiagramNode[]; edges?: DiagramEdge[] } | undefined;
+  if (!p || !Array.isArray(p.nodes)) return null;
+  return <PlanDiagram nodes={p.nodes} edges={p.edges} />;
 }
 
 function Summary({ detail }: { detail: AutomationDetail }) {
@@ -149,6 +157,7 @@ export default function Automation() {
         <div>
           <section aria-labelledby="steps">
             <h2 id="steps">Steps</h2>
+            {planDiagram(d.plan_json)}
             <ul className="steps">
               {d.steps.map((s) => (
                 <li key={s} className={/^\d+\.\d/.test(s) ? 'nested' : undefined}>
