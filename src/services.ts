@@ -14,6 +14,7 @@ import { draftsService } from './domains/automations/drafts.ts';
 import { rerunsService } from './domains/automations/reruns.ts';
 import { automationViews } from './domains/automations/views.ts';
 import { commentsService } from './domains/comments/comments.ts';
+import { threadFeed } from './domains/comments/feed.ts';
 import { connectorsService } from './domains/connectors/connectors.ts';
 import { processSecretKey, secretBox } from './domains/connectors/secrets.ts';
 import type { Deps } from './domains/deps.ts';
@@ -57,14 +58,19 @@ export function createServices(storage: Storage, options: ServiceOptions = {}) {
     heard();
   };
   const secrets = secretBox(options.secretKey ?? processSecretKey());
-  const deps: Deps = { db: storage.db, dialect: storage.dialect, emit, secrets };
+  const deps: Deps = { db: storage.db, dialect: storage.dialect, emit, secrets, threads: threadFeed() };
   const documents = documentsService(deps, options.documents);
   const tokens = tokensService(deps);
   const sessions = sessionsService(deps);
   const oauth = oauthRecords(deps);
+  const closers = new Set<() => Promise<void>>();
   return {
     deps,
     storage,
+    /** Something to close with the services (a connection made for them). */
+    closeWith(close: () => Promise<void>) {
+      closers.add(close);
+    },
     /** Listens for events recorded by this process (any engine delivers them from the outbox). */
     onEvent(listener: () => void) {
       listeners.add(listener);
@@ -94,6 +100,7 @@ export function createServices(storage: Storage, options: ServiceOptions = {}) {
     /** Stores what is pending (people's edits) and closes the database. */
     async close() {
       if (told) clearTimeout(told);
+      await Promise.allSettled([...closers].map((c) => c()));
       await documents.close();
       await storage.close();
     },
