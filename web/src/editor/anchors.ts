@@ -66,7 +66,13 @@ export function placeAnchors(doc: Y.Doc, text: string, anchors: readonly EditorA
       from = offsetOf(doc, a.position.rel_start);
       to = offsetOf(doc, a.position.rel_end);
     }
-    if (from === null || to === null || to <= from || to > text.length || text.slice(from, to).trim() === '') {
+    if (
+      from === null ||
+      to === null ||
+      to <= from ||
+      to > text.length ||
+      text.slice(from, to).trim() === ''
+    ) {
       from = unique(text, a.excerpt);
       to = from === null ? null : from + a.excerpt.length;
     }

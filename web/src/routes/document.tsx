@@ -62,7 +62,8 @@ function Rendered({
     if (ref.current) highlightPassages(ref.current, anchors);
   }, [html, anchors, ref]);
   const activate = (target: EventTarget) => {
-    const threadId = target instanceof Element ? target.closest('mark[data-thread]')?.getAttribute('data-thread') : null;
+    const threadId =
+      target instanceof Element ? target.closest('mark[data-thread]')?.getAttribute('data-thread') : null;
     if (threadId && onActivate) onActivate(threadId);
   };
   return (

@@ -238,7 +238,12 @@ export function Comments({
         />
       ))}
       {mayWrite && (
-        <NewThread documentId={documentId} reload={reload} quoteLabel="Quote (optional)" selection={selection} />
+        <NewThread
+          documentId={documentId}
+          reload={reload}
+          quoteLabel="Quote (optional)"
+          selection={selection}
+        />
       )}
       {threads.data && !mayWrite && (
         <p className="muted small">

@@ -39,7 +39,11 @@ function matching(all: Choice[], query: string): Choice[] {
   const q = query.toLowerCase();
   if (q === '') return all.slice(0, MAX_SHOWN);
   const starts = (c: Choice) =>
-    c.handle.toLowerCase().startsWith(q) || c.name.toLowerCase().split(/\s+/).some((w) => w.startsWith(q));
+    c.handle.toLowerCase().startsWith(q) ||
+    c.name
+      .toLowerCase()
+      .split(/\s+/)
+      .some((w) => w.startsWith(q));
   const contains = (c: Choice) => c.handle.toLowerCase().includes(q) || c.name.toLowerCase().includes(q);
   return [...all.filter(starts), ...all.filter((c) => !starts(c) && contains(c))].slice(0, MAX_SHOWN);
 }
@@ -67,7 +71,7 @@ export function MentionBox({
   const [all, setAll] = useState<Choice[]>([]);
   const [typed, setTyped] = useState<{ start: number; query: string } | null>(null);
   const [active, setActive] = useState(0);
-  const [closedAt, setClosedAt] = useState<number | null>(null);
+  const [closed, setClosed] = useState<string | null>(null);
   const caretAfter = useRef<number | null>(null);
 
   useEffect(() => {
@@ -82,7 +86,8 @@ export function MentionBox({
     caretAfter.current = null;
   }, [value]);
 
-  const shown = typed === null || typed.start === closedAt ? [] : matching(all, typed.query);
+  const shown =
+    typed === null || `${typed.start}:${typed.query}` === closed ? [] : matching(all, typed.query);
   const open = shown.length > 0;
   const current = Math.min(active, shown.length - 1);
 
@@ -90,7 +95,6 @@ export function MentionBox({
     const found = typedMention(el.value, el.selectionStart ?? el.value.length);
     setTyped(found);
     if (found?.start !== typed?.start) setActive(0);
-    if (found === null) setClosedAt(null);
   };
 
   const insert = (choice: Choice) => {
@@ -116,7 +120,8 @@ export function MentionBox({
     } else if (event.key === 'Escape') {
       event.preventDefault();
       event.stopPropagation();
-      setClosedAt(typed!.start);
+      // Closed until the word changes.
+      setClosed(`${typed!.start}:${typed!.query}`);
     }
   };
 
