@@ -28,7 +28,7 @@ const editorText = async (page: Page) =>
  * prohibits naming it, so the name is matched through its label.)
  */
 const marksBy = (page: Page, author: string) =>
-  page.getByRole('mark').and(page.getByLabel(new RegExp(`^Comment by ${author}`)));
+  page.locator('role=mark').and(page.getByLabel(new RegExp(`^Comment by ${author}`)));
 
 const focusedId = (page: Page) => page.evaluate(() => document.activeElement?.id ?? '');
 
@@ -179,6 +179,7 @@ describe('comments in context', { skip: SKIP_BROWSER }, () => {
         const picker = page.getByRole('listbox', { name: 'Mention' });
         await picker.waitFor();
         const names = await picker.getByRole('option').allInnerTexts();
+        if (SHOTS) await page.screenshot({ path: join(SHOTS, `comments-mention-1280-${db.name}.png`) });
         assert.match(names[0]!, /^Assistant/);
         assert.ok(
           names.some((n) => /^Builder/.test(n)),
@@ -196,7 +197,6 @@ describe('comments in context', { skip: SKIP_BROWSER }, () => {
           ['Builder'],
         );
         if (SHOTS) {
-          await page.screenshot({ path: join(SHOTS, `comments-mention-1280-${db.name}.png`) });
           await page.setViewportSize({ width: 390, height: 844 });
           await comments.getByLabel('New comment').scrollIntoViewIfNeeded();
           await page.screenshot({ path: join(SHOTS, `comments-mention-390-${db.name}.png`) });

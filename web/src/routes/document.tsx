@@ -123,13 +123,13 @@ function Editor({
   onSelection,
   anchors,
   onActivate,
-  handle,
+  handleRef,
 }: {
   live: Live;
   onSelection: (text: string) => void;
   anchors: readonly PassageAnchor[];
   onActivate: (threadId: string) => void;
-  handle: RefObject<EditorHandle | null>;
+  handleRef: RefObject<EditorHandle | null>;
 }) {
   const parent = useRef<HTMLDivElement>(null);
   const editor = useRef<LiveEditor | undefined>(undefined);
@@ -149,7 +149,7 @@ function Editor({
       extensions: [commentAnchors((threadId) => activate.current(threadId))],
     });
     editor.current = made;
-    handle.current = {
+    handleRef.current = {
       showPassage(threadId) {
         const passage = passageOf(made.view, threadId);
         if (!passage) return false;
@@ -165,9 +165,9 @@ function Editor({
       live.provider.setAwarenessField('cursor', null);
       made.destroy();
       editor.current = undefined;
-      handle.current = null;
+      handleRef.current = null;
     };
-  }, [live.doc, live.provider, handle]);
+  }, [live.doc, live.provider, handleRef]);
   // The passages are placed when the threads change, and again once the text settles after
   // changes (between, they move with the text).
   useEffect(() => {
@@ -351,7 +351,7 @@ export default function DocumentView() {
             onSelection={setSelection}
             anchors={anchors}
             onActivate={focusThread}
-            handle={editorHandle}
+            handleRef={editorHandle}
           />
         ) : live?.synced && d.type === 'document' ? (
           <div

@@ -104,20 +104,20 @@ export function useThreads(documentId: string): Threads {
  */
 export function useHashFocus(state: Threads, focus: (threadId: string) => void): void {
   const { hash } = useLocation();
-  const [done, setDone] = useState<string | undefined>();
+  const done = useRef<string | undefined>(undefined);
   const data = state.threads.data;
   const { showResolved, setShowResolved } = state;
   useEffect(() => {
     const wanted = /^#thread-(.+)$/.exec(hash)?.[1];
-    if (!wanted || done === hash || !data) return;
+    if (!wanted || done.current === hash || !data) return;
     const threadId = decodeURIComponent(wanted);
     if (data.threads.some((t) => t.thread_id === threadId)) {
-      setDone(hash);
+      done.current = hash;
       focus(threadId);
     } else if (!showResolved) {
       setShowResolved(true);
     } else {
-      setDone(hash);
+      done.current = hash;
     }
-  }, [hash, data, done, focus, showResolved, setShowResolved]);
+  }, [hash, data, focus, showResolved, setShowResolved]);
 }
