@@ -141,6 +141,37 @@ for (const db of DATABASES) {
       await until(() => b.deps.threads.listenerCount() === 0, 'a closed stream stops watching');
     });
 
+    it('offers the mention picker the workspace’s agents, Assistant first, and its people, and no one else’s', async () => {
+      const response = await fetch(`${urlA}/api/mentionables`, {
+        headers: { authorization: `Bearer ${await token('bob@acme.test')}` },
+      });
+      assert.equal(response.status, 200);
+      const offered = (await response.json()) as {
+        people: { handle: string; name: string }[];
+        agents: string[];
+      };
+      assert.deepEqual(offered.agents, ['Assistant', 'Builder']);
+      const handles = offered.people.map((p) => p.handle);
+      assert.ok(handles.includes('ada') && handles.includes('bob'), handles.join(', '));
+      const others = await a.deps.db
+        .selectFrom('people')
+        .select('handle')
+        .where('workspace_id', '!=', shared.actor('bob@acme.test').workspaceId)
+        .execute();
+      assert.ok(others.length > 0);
+      for (const p of offered.people) {
+        assert.ok(
+          (await a.deps.db
+            .selectFrom('people')
+            .select('id')
+            .where('workspace_id', '=', shared.actor('bob@acme.test').workspaceId)
+            .where('handle', '=', p.handle)
+            .executeTakeFirst()) !== undefined,
+          `${p.handle} is of Bob's workspace`,
+        );
+      }
+    });
+
     it('answers an artifact the person cannot open as not found, like a made-up one', async () => {
       const plan = acme({ ids: shared.ids() } as never).artifacts.plan as string;
       const dee = await token('dee@acme.test');

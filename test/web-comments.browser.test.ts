@@ -219,6 +219,11 @@ describe('comments in context', { skip: SKIP_BROWSER }, () => {
           .waitFor();
         const read = await app.h.services.comments.read(ada(), { document_id: id });
         assert.deepEqual(read.threads[0]?.agent_requests, ['Assistant']);
+        // The assistant's answer (no model here: it says so) arrives without a reload.
+        await comments
+          .getByRole('article', { name: 'Thread by Bob Stone' })
+          .locator('.reply', { hasText: 'Assistant' })
+          .waitFor({ timeout: 15_000 });
         await page.context().close();
       });
 
