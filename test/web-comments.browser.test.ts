@@ -287,6 +287,29 @@ describe('comments in context', { skip: SKIP_BROWSER }, () => {
           const list = await app.h.services.notifications.list(bob);
           return list.find((n) => n.thread_id === made.thread_id)?.read === true;
         }, 'the notification is read');
+
+        // A page's likewise, from Home: the page viewer with the thread focused.
+        const landing = app.h.ids.Acme!.artifacts.landing as string; // Bob is a commenter on it
+        const onPage = await app.h.services.comments.add(ada(), {
+          document_id: landing,
+          body_markdown: '@bob is the welcome right?',
+        });
+        const home = await open(context, app.url('/'));
+        await home
+          .getByRole('region', { name: 'Unread notifications' })
+          .getByRole('link', { name: /mentioned you on “Landing”/ })
+          .click();
+        await home.waitForURL(
+          (u) => u.pathname === `/pages/${landing}` && u.hash === `#thread-${onPage.thread_id}`,
+        );
+        await until(
+          async () => (await focusedId(home)) === `thread-${onPage.thread_id}`,
+          'the page’s thread is focused',
+        );
+        await until(async () => {
+          const list = await app.h.services.notifications.list(bob);
+          return list.find((n) => n.thread_id === onPage.thread_id)?.read === true;
+        }, 'that notification is read too');
         await context.close();
       });
     });
