@@ -117,6 +117,12 @@ describe('comments in context', { skip: SKIP_BROWSER }, () => {
         await marksBy(bobPage, 'Ada Lovelace').first().click();
         await until(async () => (await focusedId(bobPage)) === threadId, 'the thread is focused');
 
+        // By keyboard: Alt+Enter with the cursor in the passage does the same.
+        await thread.getByRole('button', { name: 'Show in document' }).click();
+        await bobPage.keyboard.press('ArrowLeft');
+        await bobPage.getByRole('textbox', { name: 'Document' }).press('Alt+Enter');
+        await until(async () => (await focusedId(bobPage)) === threadId, 'Alt+Enter focuses the thread');
+
         // Thread → passage: Show in document selects it in the editor.
         await thread.getByRole('button', { name: 'Show in document' }).click();
         await until(

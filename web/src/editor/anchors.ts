@@ -1,5 +1,5 @@
 import { RangeSet, StateEffect, StateField, type Extension, type Range } from '@codemirror/state';
-import { Decoration, EditorView, type DecorationSet } from '@codemirror/view';
+import { Decoration, EditorView, keymap, type DecorationSet } from '@codemirror/view';
 import * as Y from 'yjs';
 import { blocksOf } from './binding.ts';
 
@@ -122,13 +122,34 @@ export function passageOf(view: EditorView, threadId: string): { from: number; t
   return found;
 }
 
+/** The thread whose passage holds the cursor, if any. */
+function threadAt(view: EditorView): string | null {
+  const at = view.state.selection.main.head;
+  let found: string | null = null;
+  view.state.field(anchorField).between(at, at, (from, to, deco) => {
+    if (from <= at && at <= to) found = (deco.spec.attributes?.['data-thread'] as string | undefined) ?? null;
+  });
+  return found;
+}
+
 /**
- * Comment anchors in the editor: each open thread's passage is a `mark` named `Comment by <author>`,
- * and a click on one (not a drag that selects) hands its thread to `onActivate`.
+ * Comment anchors in the editor: each open thread's passage is a `mark` named `Comment by <author>`;
+ * a click on one (not a drag that selects), or Alt+Enter with the cursor in it, hands its thread
+ * to `onActivate`.
  */
 export function commentAnchors(onActivate: (threadId: string) => void): Extension {
   return [
     anchorField,
+    keymap.of([
+      {
+        key: 'Alt-Enter',
+        run(view) {
+          const threadId = threadAt(view);
+          if (threadId) onActivate(threadId);
+          return threadId !== null;
+        },
+      },
+    ]),
     EditorView.domEventHandlers({
       click(event, view) {
         const target = event.target instanceof Element ? event.target.closest('[data-thread]') : null;

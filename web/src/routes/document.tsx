@@ -204,7 +204,8 @@ function Editor({
       <FormattingToolbar view={() => editor.current?.view} />
       <div className="live-editor" ref={parent} />
       <p id="editor-keys" className="editor-keys muted small">
-        Tab indents list items and code; elsewhere, or after Esc, it moves on.
+        Tab indents list items and code; elsewhere, or after Esc, it moves on. Alt+Enter in a highlighted
+        passage opens its comment.
       </p>
     </div>
   );
