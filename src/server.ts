@@ -7,6 +7,7 @@ import { importFixture } from './domains/import/import.ts';
 import { collabSocket, type CollabSocket } from './collab/socket.ts';
 import { liveDocumentHooks } from './collab/live-document.ts';
 import { connectInstances } from './collab/instances.ts';
+import { relayThreads } from './collab/thread-relay.ts';
 import { createApp } from './http/app.ts';
 import { incomingAddress } from './http/client-address.ts';
 import { pageLinkSigner } from './http/page-links.ts';
@@ -49,7 +50,11 @@ export async function openConfiguredServices(config: Config): Promise<Services> 
   });
   try {
     await services.documents.store.extend(liveDocumentHooks);
-    if (config.redisUrl) await connectInstances(services, { redisUrl: config.redisUrl });
+    if (config.redisUrl) {
+      await connectInstances(services, { redisUrl: config.redisUrl });
+      const relay = await relayThreads(services.deps.threads, { redisUrl: config.redisUrl });
+      services.closeWith(relay.close);
+    }
   } catch (error) {
     await services.close();
     throw error;

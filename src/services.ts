@@ -17,6 +17,7 @@ import { draftActions } from './domains/automations/draft-publish.ts';
 import { rerunsService } from './domains/automations/reruns.ts';
 import { automationViews } from './domains/automations/views.ts';
 import { commentsService } from './domains/comments/comments.ts';
+import { threadFeed } from './domains/comments/feed.ts';
 import { connectorsService } from './domains/connectors/connectors.ts';
 import { processSecretKey, secretBox } from './domains/connectors/secrets.ts';
 import type { Deps } from './domains/deps.ts';
@@ -64,7 +65,7 @@ export function createServices(storage: Storage, options: ServiceOptions = {}) {
     heard();
   };
   const secrets = secretBox(options.secretKey ?? processSecretKey());
-  const deps: Deps = { db: storage.db, dialect: storage.dialect, emit, secrets };
+  const deps: Deps = { db: storage.db, dialect: storage.dialect, emit, secrets, threads: threadFeed() };
   const documents = documentsService(deps, options.documents);
   const ended = credentialEnds();
   const tokens = tokensService(deps, ended);
@@ -73,9 +74,14 @@ export function createServices(storage: Storage, options: ServiceOptions = {}) {
   const automations = automationsService(deps, options.automations);
   const drafts = draftsService(deps, options.automations);
   const activity = activityService(deps);
+  const closers = new Set<() => Promise<void>>();
   return {
     deps,
     storage,
+    /** Something to close with the services (a connection made for them). */
+    closeWith(close: () => Promise<void>) {
+      closers.add(close);
+    },
     /** Listens for events recorded by this process (any engine delivers them from the outbox). */
     onEvent(listener: () => void) {
       listeners.add(listener);
@@ -113,6 +119,7 @@ export function createServices(storage: Storage, options: ServiceOptions = {}) {
     /** Stores what is pending (people's edits) and closes the database. */
     async close() {
       if (told) clearTimeout(told);
+      await Promise.allSettled([...closers].map((c) => c()));
       try {
         await documents.close();
       } finally {

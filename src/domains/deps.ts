@@ -3,6 +3,7 @@ import type { Database } from '../storage/schema.ts';
 import type { Dialect } from '../storage/db.ts';
 import type { EventOrigin } from './automations/events.ts';
 import type { SecretBox } from './connectors/secrets.ts';
+import type { ThreadFeed } from './comments/feed.ts';
 
 /** What happened in the workspace, for whoever listens (automation triggers, live views). */
 export interface DomainEvent {
@@ -24,6 +25,8 @@ export interface Deps {
   emit: (trx: Transaction<Database>, event: DomainEvent, origin?: EventOrigin) => Promise<void>;
   /** Seals and opens the secrets stored with connectors (the deployment's key). */
   secrets: SecretBox;
+  /** Thread changes once committed, for the views that have the artifact open (live comments). */
+  threads: ThreadFeed;
 }
 
 /**

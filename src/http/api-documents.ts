@@ -52,7 +52,11 @@ export const documentPageRoutes = [
     description: 'the comment threads on a document or page',
     scopes: READ,
     handler: ({ services, actor, params, query }) =>
-      services.comments.read(actor, { document_id: params.id, include_resolved: query.include_resolved }),
+      services.comments.read(
+        actor,
+        { document_id: params.id, include_resolved: query.include_resolved },
+        { positions: true },
+      ),
   }),
   defineRoute({
     ...contract.addComment,

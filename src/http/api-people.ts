@@ -14,6 +14,12 @@ export const personRoutes = [
       return { ok: true as const };
     },
   }),
+  defineRoute({
+    ...contract.mentionables,
+    description: 'the people and agents a comment can mention (the mention picker)',
+    scopes: ['documents:read'],
+    handler: ({ services, actor }) => services.comments.mentionables(actor),
+  }),
 ];
 
 /** Every tool name, for the activity page's filter. */

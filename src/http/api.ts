@@ -14,6 +14,7 @@ import { documentVersionRoutes } from './api-document-versions.ts';
 import { agentRoutes } from './api-agents.ts';
 import { personRoutes } from './api-people.ts';
 import { sharingRoutes } from './api-sharing.ts';
+import { threadStreams } from './thread-stream.ts';
 
 /** Every route of the JSON API for people, in one list (mounted at `/api`). */
 export const API_ROUTES: readonly AnyRoute[] = [
@@ -58,6 +59,8 @@ export function apiRoutes(
   mountRoutes(api as unknown as Hono, '/api', [...API_ROUTES, ...more], services, async (c) =>
     c.get('credential'),
   );
+  // Thread changes as they happen, for the app's comments (a server-sent stream, not JSON).
+  api.get('/documents/:id/comments/stream', threadStreams(services));
   api.all('*', (c) =>
     c.json({ error: 'not_found', message: `No API route ${c.req.method} ${c.req.path}` }, 404),
   );

@@ -163,7 +163,7 @@ export async function finishRequest(
   outcome: Outcome,
 ): Promise<string> {
   const now = Date.now();
-  return deps.db.transaction().execute(async (trx) => {
+  const commentId = await deps.db.transaction().execute(async (trx) => {
     const error = outcome.error === undefined ? null : maskSecrets(outcome.error);
     await updateHeld(trx, request.id, workerId, { finished_at: now, error });
     const commentId = await insertAgentReply(trx, {
@@ -198,4 +198,8 @@ export async function finishRequest(
     }
     return commentId;
   });
+  if (request.artifact_id) {
+    deps.threads.publish({ artifactId: request.artifact_id, threadId: request.thread_id, change: 'replied' });
+  }
+  return commentId;
 }

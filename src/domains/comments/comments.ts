@@ -7,6 +7,8 @@ import { artifactFor, requireRole } from '../policies/artifacts.ts';
 import type { Anchors } from '../documents/anchors.ts';
 import type { Database } from '../../storage/schema.ts';
 import { recordMentions } from './record-mentions.ts';
+import { mentionables } from './picker.ts';
+import { watchThreads, type WatchListener } from './watch.ts';
 
 /** Replies shown per thread; older ones are left out and `more_replies` says so. */
 export const REPLY_CAP = 20;
@@ -30,6 +32,8 @@ export interface Thread {
   replies: Reply[];
   more_replies: boolean;
   agent_requests: string[];
+  /** Asked for by the app's live editor: where a document's passage stands, as Yjs relative positions. */
+  anchor_position?: { rel_start: string; rel_end: string };
 }
 
 function anchorField(excerpt: string | null): { anchor_excerpt?: string } {
@@ -53,7 +57,11 @@ export function commentsService(deps: Deps, anchors: Anchors) {
     return new Map(rows.map((r) => [r.id, r.name]));
   }
 
-  async function read(actor: Actor, input: { document_id?: unknown; include_resolved?: unknown }) {
+  async function read(
+    actor: Actor,
+    input: { document_id?: unknown; include_resolved?: unknown },
+    view: { positions?: boolean } = {},
+  ) {
     const { artifact, role } = await artifactFor(db, actor, input.document_id);
     const includeResolved = input.include_resolved === true;
     let query = db.selectFrom('threads').selectAll().where('artifact_id', '=', artifact.id);
@@ -92,6 +100,7 @@ export function commentsService(deps: Deps, anchors: Anchors) {
     const result: Thread[] = threads.map((t) => {
       const all = byThread.get(t.id) ?? [];
       const shown = all.slice(-REPLY_CAP);
+      const span = view.positions ? where.get(t.id)?.span : undefined;
       return {
         thread_id: t.id,
         status: t.status === 'resolved' ? 'resolved' : 'open',
@@ -109,6 +118,7 @@ export function commentsService(deps: Deps, anchors: Anchors) {
         })),
         more_replies: all.length > shown.length,
         agent_requests: [...new Set(requests.filter((q) => q.thread_id === t.id).map((q) => q.agent))],
+        ...(span ? { anchor_position: { rel_start: span.relStart, rel_end: span.relEnd } } : {}),
       };
     });
     return { document_id: artifact.id, role, include_resolved: includeResolved, threads: result };
@@ -222,6 +232,11 @@ export function commentsService(deps: Deps, anchors: Anchors) {
       };
     });
 
+    deps.threads.publish({
+      artifactId: outcome.artifact.id,
+      threadId: outcome.thread_id,
+      change: outcome.reply ? 'replied' : 'created',
+    });
     const common = {
       document_id: outcome.artifact.id,
       thread_id: outcome.thread_id,
@@ -243,7 +258,7 @@ export function commentsService(deps: Deps, anchors: Anchors) {
   ) {
     if (typeof input.resolved !== 'boolean') throw invalid('resolved must be a boolean');
     const resolved = input.resolved;
-    return db.transaction().execute(async (trx) => {
+    const outcome = await db.transaction().execute(async (trx) => {
       const access = await artifactFor(trx, actor, input.document_id);
       requireRole(access, 'commenter');
       const threadId = typeof input.thread_id === 'string' ? input.thread_id : '';
@@ -277,9 +292,24 @@ export function commentsService(deps: Deps, anchors: Anchors) {
         changed: thread.status !== status,
       };
     });
+    if (outcome.changed) {
+      deps.threads.publish({
+        artifactId: outcome.document_id,
+        threadId: outcome.thread_id,
+        change: outcome.status === 'resolved' ? 'resolved' : 'reopened',
+      });
+    }
+    return outcome;
   }
 
-  return { read, add, resolve };
+  return {
+    read,
+    add,
+    resolve,
+    mentionables: (actor: Actor) => mentionables(db, actor),
+    watch: (actor: Actor, documentId: unknown, listener: WatchListener) =>
+      watchThreads(deps, actor, documentId, listener),
+  };
 }
 
 export type CommentsService = ReturnType<typeof commentsService>;

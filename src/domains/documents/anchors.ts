@@ -23,6 +23,8 @@ export interface AnchorState {
   excerpt: string | null;
   /** Set when the anchor moved and should be stored again. */
   moved?: Anchor;
+  /** A document's passage now, as Yjs relative positions (base64) a live editor resolves itself. */
+  span?: { relStart: string; relEnd: string };
 }
 
 /** Where an excerpt occurs exactly once in a text, or null (absent, empty or ambiguous). */
@@ -114,7 +116,8 @@ export function anchors(store: DocumentStore) {
         const start = absolute(live.doc, t.anchor_rel_start);
         const end = absolute(live.doc, t.anchor_rel_end);
         if (start !== null && end !== null && end > start && text.slice(start, end).trim() !== '') {
-          out.set(t.id, { excerpt: text.slice(start, end) });
+          const span = { relStart: t.anchor_rel_start, relEnd: t.anchor_rel_end };
+          out.set(t.id, { excerpt: text.slice(start, end), span });
           continue;
         }
       } else if (
@@ -123,7 +126,10 @@ export function anchors(store: DocumentStore) {
       ) {
         // Stored before anchors were relative positions: take them up where the quote still stands.
         const span = relativeSpan(live.doc, t.anchor_start, t.anchor_start + quote.length);
-        out.set(t.id, { excerpt: quote, ...(span ? { moved: { start: t.anchor_start, ...span } } : {}) });
+        out.set(t.id, {
+          excerpt: quote,
+          ...(span ? { moved: { start: t.anchor_start, ...span }, span } : {}),
+        });
         continue;
       }
       // The passage was rewritten or removed: find the quote again, or leave the thread unanchored.
@@ -133,7 +139,7 @@ export function anchors(store: DocumentStore) {
         continue;
       }
       const span = relativeSpan(live.doc, again, again + quote.length);
-      out.set(t.id, { excerpt: quote, ...(span ? { moved: { start: again, ...span } } : {}) });
+      out.set(t.id, { excerpt: quote, ...(span ? { moved: { start: again, ...span }, span } : {}) });
     }
     return out;
   }

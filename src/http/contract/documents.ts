@@ -102,6 +102,8 @@ export const thread = z.object({
     }),
   ),
   more_replies: z.boolean(),
+  /** A document's passage as Yjs relative positions (base64): the live editor follows it itself. */
+  anchor_position: z.object({ rel_start: z.string(), rel_end: z.string() }).optional(),
 });
 export type Thread = z.infer<typeof thread>;
 

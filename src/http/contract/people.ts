@@ -60,6 +60,17 @@ export const markNotificationsRead = endpoint({
   output: z.object({ ok: z.literal(true) }),
 });
 
+/** The handles the mention picker of comment boxes offers: the workspace's people and agents. */
+export const mentionables = endpoint({
+  method: 'GET',
+  path: '/mentionables',
+  output: z.object({
+    people: z.array(z.object({ handle: z.string(), name: z.string() })),
+    agents: z.array(z.string()),
+  }),
+});
+export type Mentionables = z.infer<typeof mentionables.output>;
+
 export const activityEntry = z.object({
   id: z.string(),
   tool: z.string(),

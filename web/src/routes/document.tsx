@@ -1,21 +1,24 @@
 import DOMPurify from 'dompurify';
-import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent, type RefObject } from 'react';
 import { Link, Navigate, useParams } from 'react-router';
 import { call } from '../api.ts';
 import { useAction, useResource, useTitle } from '../hooks.ts';
 import { readDocument } from '../../../src/http/contract/documents.ts';
 import { nameDocumentVersion, restoreDocumentVersion } from '../../../src/http/contract/document-versions.ts';
 import { markdownRenderer } from '../../../src/http/view/rendered-markdown.ts';
+import { commentAnchors, passageOf, showAnchors } from '../editor/anchors.ts';
 import { markdownOf } from '../editor/binding.ts';
 import { createEditor, type LiveEditor } from '../editor/codemirror.ts';
 import { colorOf, useLive, type Live, type Present } from '../editor/live.ts';
 import '../editor/cm-base.css';
 import '../editor/editor.css';
 import { FormattingToolbar } from '../editor/toolbar.tsx';
-import { Comments } from '../ui/comments.tsx';
+import { Comments, type ThreadFocus } from '../ui/comments.tsx';
 import { ExportMenu } from '../ui/export-menu.tsx';
 import { Field } from '../ui/field.tsx';
+import { highlightPassages, selectPassage } from '../ui/highlight.ts';
 import { ShareButton } from '../ui/share.tsx';
+import { anchorsOf, useHashFocus, useThreads, type PassageAnchor } from '../ui/threads.ts';
 import { ErrorNote, LoadFailure, Loading, NotFound } from '../ui/status.tsx';
 import { Versions } from '../ui/versions.tsx';
 
@@ -41,9 +44,53 @@ const render = markdownRenderer(DOMPurify(window));
  * Markdown rendered, then sanitised: nothing in a document can run script in the app, take input,
  * or link to anything on the app's origin but its pages.
  */
-function Rendered({ markdown }: { markdown: string }) {
+function Rendered({
+  markdown,
+  anchors = NONE,
+  onActivate,
+  root,
+}: {
+  markdown: string;
+  /** Passages to highlight (open threads' anchors). */
+  anchors?: readonly PassageAnchor[];
+  /** A highlighted passage was clicked, or Enter pressed on it. */
+  onActivate?: (threadId: string) => void;
+  root?: RefObject<HTMLDivElement | null>;
+}) {
   const html = useMemo(() => render(markdown, window.location.href), [markdown]);
-  return <div className="prose" dangerouslySetInnerHTML={{ __html: html }} />;
+  const own = useRef<HTMLDivElement>(null);
+  const ref = root ?? own;
+  useEffect(() => {
+    if (ref.current) highlightPassages(ref.current, anchors);
+  }, [html, anchors, ref]);
+  const activate = (target: EventTarget) => {
+    const threadId =
+      target instanceof Element ? target.closest('mark[data-thread]')?.getAttribute('data-thread') : null;
+    if (threadId && onActivate) onActivate(threadId);
+  };
+  return (
+    <div
+      ref={ref}
+      className="prose"
+      dangerouslySetInnerHTML={{ __html: html }}
+      onClick={(e) => {
+        if (!window.getSelection()?.toString()) activate(e.target);
+      }}
+      onKeyDown={(e) => {
+        if (e.key === 'Enter' || e.key === ' ') {
+          if (e.target instanceof Element && e.target.matches('mark[data-thread]')) e.preventDefault();
+          activate(e.target);
+        }
+      }}
+    />
+  );
+}
+
+const NONE: readonly PassageAnchor[] = [];
+
+/** What the editor does for the page around it: show a thread's passage. */
+export interface EditorHandle {
+  showPassage(threadId: string): boolean;
 }
 
 /** Who is connected to the document, agents included (from the live socket's awareness). */
@@ -73,12 +120,26 @@ function PeopleHere({ people }: { people: Present[] }) {
 }
 
 /** The live editor over the shared document; the selection goes to comments and awareness. */
-function Editor({ live, onSelection }: { live: Live; onSelection: (text: string) => void }) {
+function Editor({
+  live,
+  onSelection,
+  anchors,
+  onActivate,
+  handleRef,
+}: {
+  live: Live;
+  onSelection: (text: string) => void;
+  anchors: readonly PassageAnchor[];
+  onActivate: (threadId: string) => void;
+  handleRef: RefObject<EditorHandle | null>;
+}) {
   const parent = useRef<HTMLDivElement>(null);
   const editor = useRef<LiveEditor | undefined>(undefined);
   const select = useRef(onSelection);
+  const activate = useRef(onActivate);
   useEffect(() => {
     select.current = onSelection;
+    activate.current = onActivate;
   });
   useEffect(() => {
     if (!parent.current) return;
@@ -87,14 +148,46 @@ function Editor({ live, onSelection }: { live: Live; onSelection: (text: string)
         live.provider.setAwarenessField('cursor', { anchor, head });
         select.current(text);
       },
+      extensions: [commentAnchors((threadId) => activate.current(threadId))],
     });
     editor.current = made;
+    handleRef.current = {
+      showPassage(threadId) {
+        const passage = passageOf(made.view, threadId);
+        if (!passage) return false;
+        made.view.dispatch({
+          selection: { anchor: passage.from, head: passage.to },
+          scrollIntoView: true,
+        });
+        made.view.focus();
+        return true;
+      },
+    };
     return () => {
       live.provider.setAwarenessField('cursor', null);
       made.destroy();
       editor.current = undefined;
+      handleRef.current = null;
     };
-  }, [live.doc, live.provider]);
+  }, [live.doc, live.provider, handleRef]);
+  // The passages are placed when the threads change, and again once the text settles after
+  // changes (between, they move with the text).
+  useEffect(() => {
+    const place = () => {
+      if (editor.current) showAnchors(editor.current.view, live.doc, anchors);
+    };
+    place();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const changed = () => {
+      clearTimeout(timer);
+      timer = setTimeout(place, 400);
+    };
+    live.doc.on('update', changed);
+    return () => {
+      clearTimeout(timer);
+      live.doc.off('update', changed);
+    };
+  }, [anchors, live.doc]);
   useEffect(() => {
     editor.current?.showCursors(
       live.people
@@ -113,14 +206,23 @@ function Editor({ live, onSelection }: { live: Live; onSelection: (text: string)
       <FormattingToolbar view={() => editor.current?.view} />
       <div className="live-editor" ref={parent} />
       <p id="editor-keys" className="editor-keys muted small">
-        Tab indents list items and code; elsewhere, or after Esc, it moves on.
+        Tab indents list items and code; elsewhere, or after Esc, it moves on. Alt+Enter in a highlighted
+        passage opens its comment.
       </p>
     </div>
   );
 }
 
 /** The shared document's markdown, rendered, following changes as they arrive. */
-function LiveRead({ live }: { live: Live }) {
+function LiveRead({
+  live,
+  ...highlight
+}: {
+  live: Live;
+  anchors: readonly PassageAnchor[];
+  onActivate: (threadId: string) => void;
+  root: RefObject<HTMLDivElement | null>;
+}) {
   const [markdown, setMarkdown] = useState(() => markdownOf(live.doc));
   useEffect(() => {
     const changed = () => setMarkdown(markdownOf(live.doc));
@@ -131,7 +233,7 @@ function LiveRead({ live }: { live: Live }) {
   return markdown.trim() === '' ? (
     <p className="muted">This document is empty.</p>
   ) : (
-    <Rendered markdown={markdown} />
+    <Rendered markdown={markdown} {...highlight} />
   );
 }
 
@@ -177,6 +279,30 @@ export default function DocumentView() {
   const live = useLive(doc.data?.type === 'document' ? id : undefined);
   const [selection, setSelection] = useState('');
   const [stamp, setStamp] = useState(0);
+  const threads = useThreads(id);
+  const threadList = threads.threads.data?.threads;
+  const anchors = useMemo(() => anchorsOf(threadList ?? []), [threadList]);
+  const [focus, setFocus] = useState<ThreadFocus | undefined>();
+  const focusThread = useCallback(
+    (threadId: string) => setFocus((f) => ({ threadId, n: (f?.n ?? 0) + 1 })),
+    [],
+  );
+  useHashFocus(threads, focusThread);
+  // Sharing changed the person's role while the document is open: the threads (and what the
+  // panel offers) are read again with it.
+  const role = doc.data?.role;
+  const reloadThreads = threads.threads.reload;
+  const roleSeen = useRef(role);
+  useEffect(() => {
+    if (roleSeen.current !== undefined && roleSeen.current !== role) void reloadThreads();
+    roleSeen.current = role;
+  }, [role, reloadThreads]);
+  const editorHandle = useRef<EditorHandle | null>(null);
+  const readRoot = useRef<HTMLDivElement>(null);
+  const showPassage = useCallback((threadId: string) => {
+    if (editorHandle.current?.showPassage(threadId)) return;
+    if (readRoot.current) selectPassage(readRoot.current, threadId);
+  }, []);
   useTitle(doc.data ? doc.data.title : doc.error?.notFound ? 'Document not found' : 'Document');
 
   // The version list follows stored changes: re-read a little after the text settles.
@@ -270,25 +396,37 @@ export default function DocumentView() {
         )}
         {live && <PeopleHere people={live.people} />}
         {editing ? (
-          <Editor live={live} onSelection={setSelection} />
+          <Editor
+            live={live}
+            onSelection={setSelection}
+            anchors={anchors}
+            onActivate={focusThread}
+            handleRef={editorHandle}
+          />
         ) : live?.synced && d.type === 'document' ? (
           <div
             onMouseUp={() => setSelection(window.getSelection()?.toString() ?? '')}
             onKeyUp={() => setSelection(window.getSelection()?.toString() ?? '')}
           >
-            <LiveRead live={live} />
+            <LiveRead live={live} anchors={anchors} onActivate={focusThread} root={readRoot} />
           </div>
         ) : d.markdown.trim() === '' ? (
           <p className="muted">This document is empty.</p>
         ) : (
           <div onMouseUp={() => setSelection(window.getSelection()?.toString() ?? '')}>
-            <Rendered markdown={d.markdown} />
+            <Rendered markdown={d.markdown} anchors={anchors} onActivate={focusThread} root={readRoot} />
           </div>
         )}
       </article>
       <div className="viewer-side">
-        {/* Read again when the person's role changes (sharing changed while they had it open). */}
-        <Comments key={d.role} documentId={d.document_id} archived={d.archived} selection={selection} />
+        <Comments
+          documentId={d.document_id}
+          archived={d.archived}
+          selection={selection}
+          threads={threads}
+          focus={focus}
+          showPassage={showPassage}
+        />
         <Versions
           documentId={d.document_id}
           current={current}

@@ -5,6 +5,7 @@ import { listAutomations } from '../../../src/http/contract/automations.ts';
 import { listDocuments } from '../../../src/http/contract/documents.ts';
 import { awaitingApprovals, listNotifications } from '../../../src/http/contract/people.ts';
 import { artifactPath, notificationLinks, TYPE_NAMES } from '../ui/links.ts';
+import { marksRead } from '../ui/notices.ts';
 import { ErrorNote, Loading } from '../ui/status.tsx';
 import { When } from '../ui/time.tsx';
 import { degradedText } from './automation-words.ts';
@@ -106,7 +107,13 @@ function Unread() {
             const [first] = notificationLinks(n);
             return (
               <li key={n.id}>
-                {first ? <Link to={first.to}>{n.body}</Link> : n.body}{' '}
+                {first ? (
+                  <Link to={first.to} {...marksRead(n.id)}>
+                    {n.body}
+                  </Link>
+                ) : (
+                  n.body
+                )}{' '}
                 <span className="muted">
                   · <When at={n.at} />
                 </span>

@@ -3,6 +3,7 @@ import { call } from '../api.ts';
 import { useAction, useResource, useTitle } from '../hooks.ts';
 import { listNotifications, markNotificationsRead } from '../../../src/http/contract/people.ts';
 import { notificationLinks } from '../ui/links.ts';
+import { marksRead } from '../ui/notices.ts';
 import { ErrorNote, Loading } from '../ui/status.tsx';
 import { When } from '../ui/time.tsx';
 
@@ -58,7 +59,7 @@ export default function Notifications() {
                   {links.length > 0 && (
                     <p className="card-links">
                       {links.map((l) => (
-                        <Link key={l.to} to={l.to} aria-describedby={`body-${n.id}`}>
+                        <Link key={l.to} to={l.to} aria-describedby={`body-${n.id}`} {...marksRead(n.id)}>
                           {l.label}
                         </Link>
                       ))}

@@ -1,11 +1,12 @@
-import { useState } from 'react';
+import { useCallback, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { call } from '../api.ts';
 import { useResource, useTitle } from '../hooks.ts';
 import { readPage, restorePage } from '../../../src/http/contract/pages.ts';
-import { Comments } from '../ui/comments.tsx';
+import { Comments, type ThreadFocus } from '../ui/comments.tsx';
 import { ExportMenu } from '../ui/export-menu.tsx';
 import { ShareButton } from '../ui/share.tsx';
+import { useHashFocus, useThreads } from '../ui/threads.ts';
 import { ErrorNote, LoadFailure, Loading } from '../ui/status.tsx';
 import { Versions } from '../ui/versions.tsx';
 
@@ -18,6 +19,13 @@ export default function PageView() {
   const page = useResource(`page:${id}`, () => call(readPage, { params: { id } }));
   const [exports, setExports] = useState(0);
   useTitle(page.data ? page.data.title : page.error?.notFound ? 'Page not found' : 'Page');
+  const threads = useThreads(id);
+  const [focus, setFocus] = useState<ThreadFocus | undefined>();
+  const focusThread = useCallback(
+    (threadId: string) => setFocus((f) => ({ threadId, n: (f?.n ?? 0) + 1 })),
+    [],
+  );
+  useHashFocus(threads, focusThread);
 
   if (page.error && !page.data) return <LoadFailure error={page.error} what="Page" />;
   if (!page.data) return <Loading what="the page" />;
@@ -62,7 +70,7 @@ export default function PageView() {
         />
       </div>
       <div className="viewer-side">
-        <Comments documentId={p.page_id} archived={p.archived} />
+        <Comments documentId={p.page_id} archived={p.archived} threads={threads} focus={focus} />
         <Versions
           documentId={p.page_id}
           current={p.version}

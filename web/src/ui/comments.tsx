@@ -1,14 +1,11 @@
-import { useEffect, useState, type FormEvent } from 'react';
+import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { call } from '../api.ts';
-import { useAction, useResource } from '../hooks.ts';
-import {
-  addComment,
-  readComments,
-  resolveThread,
-  type Thread,
-} from '../../../src/http/contract/documents.ts';
-import { agentRequests, type AgentRequest } from '../../../src/http/contract/agents.ts';
+import { useAction } from '../hooks.ts';
+import { addComment, resolveThread, type Thread } from '../../../src/http/contract/documents.ts';
+import type { AgentRequest } from '../../../src/http/contract/agents.ts';
+import { MentionBox } from './mention.tsx';
 import { ErrorNote, Loading } from './status.tsx';
+import type { Threads } from './threads.ts';
 import { When } from './time.tsx';
 
 const canComment = (role: string | undefined) => role !== undefined && role !== 'viewer';
@@ -28,20 +25,36 @@ function AgentWorking({ requests }: { requests: AgentRequest[] }) {
   );
 }
 
+/** A request to bring a thread into view and focus it (`n` tells repeated requests apart). */
+export interface ThreadFocus {
+  threadId: string;
+  n: number;
+}
+
 function ThreadView({
   documentId,
   thread,
   mayWrite,
   reload,
   agents = [],
+  focus,
+  showPassage,
 }: {
   documentId: string;
   thread: Thread;
   mayWrite: boolean;
   reload: () => Promise<void>;
   agents?: AgentRequest[];
+  focus?: number | undefined;
+  showPassage?: ((threadId: string) => void) | undefined;
 }) {
   const [reply, setReply] = useState('');
+  const article = useRef<HTMLElement>(null);
+  useEffect(() => {
+    if (focus === undefined || !article.current) return;
+    article.current.scrollIntoView({ block: 'nearest' });
+    article.current.focus();
+  }, [focus]);
   const action = useAction();
   const send = async (event: FormEvent) => {
     event.preventDefault();
@@ -65,8 +78,19 @@ function ThreadView({
     });
   const replyId = `reply-${thread.thread_id}`;
   return (
-    <article className={`thread ${thread.status}`} aria-label={`Thread by ${thread.author_label}`}>
+    <article
+      ref={article}
+      id={`thread-${thread.thread_id}`}
+      tabIndex={-1}
+      className={`thread ${thread.status}${focus !== undefined ? ' focused' : ''}`}
+      aria-label={`Thread by ${thread.author_label}`}
+    >
       {thread.anchor_excerpt && <blockquote>{thread.anchor_excerpt}</blockquote>}
+      {thread.anchor_excerpt && thread.status === 'open' && showPassage && (
+        <button type="button" className="link small" onClick={() => showPassage(thread.thread_id)}>
+          Show in document
+        </button>
+      )}
       <p className="card-meta">
         <strong>{thread.author_label}</strong> · <When at={thread.created_at} />
         {thread.status === 'resolved' && <span className="badge">Resolved</span>}
@@ -87,13 +111,7 @@ function ThreadView({
           {thread.status === 'open' && (
             <form onSubmit={send} className="reply-form">
               <label htmlFor={replyId}>Reply</label>
-              <textarea
-                id={replyId}
-                rows={2}
-                required
-                value={reply}
-                onChange={(e) => setReply(e.target.value)}
-              />
+              <MentionBox id={replyId} rows={2} required value={reply} onChange={setReply} />
               <button type="submit" disabled={action.busy || reply.trim() === ''}>
                 Send
               </button>
@@ -156,7 +174,7 @@ function NewThread({
   return (
     <form onSubmit={start} className="new-thread">
       <label htmlFor="new-comment">New comment</label>
-      <textarea id="new-comment" rows={3} required value={body} onChange={(e) => setBody(e.target.value)} />
+      <MentionBox id="new-comment" rows={3} required value={body} onChange={setBody} />
       <label htmlFor="quote">{quoteLabel}</label>
       <input id="quote" value={quote} onChange={(e) => setQuote(e.target.value)} />
       <button type="submit" disabled={action.busy || body.trim() === ''}>
@@ -177,34 +195,24 @@ export function Comments({
   documentId,
   archived,
   selection,
+  threads: state,
+  focus,
+  showPassage,
 }: {
   documentId: string;
   archived: boolean;
   /** Text selected in the document: a new thread quotes it. */
   selection?: string | undefined;
+  /** The threads, kept current by `useThreads`. */
+  threads: Threads;
+  /** The thread to bring into view and focus. */
+  focus?: ThreadFocus | undefined;
+  /** Selects a thread's passage in the document (where the document shows one). */
+  showPassage?: ((threadId: string) => void) | undefined;
 }) {
-  const [showResolved, setShowResolved] = useState(false);
-  const threads = useResource(`comments:${documentId}:${showResolved}`, () =>
-    call(readComments, { params: { id: documentId }, query: { include_resolved: showResolved } }),
-  );
+  const { threads, requests, showResolved, setShowResolved, reload } = state;
   const mayWrite = canComment(threads.data?.role) && !archived;
   const list = threads.data?.threads ?? [];
-  // Agents asked in a thread: while one works, look again every two seconds, and show its reply
-  // as soon as it is posted.
-  const agents = useResource(`agents:${documentId}`, () =>
-    call(agentRequests, { params: { id: documentId } }),
-  );
-  const requests = agents.data?.requests ?? [];
-  const working = requests.some((r) => r.status === 'pending' || r.status === 'answering');
-  const reloadAgents = agents.reload;
-  const reloadThreads = threads.reload;
-  useEffect(() => {
-    if (!working) return;
-    const timer = setInterval(() => {
-      void reloadAgents().then(reloadThreads);
-    }, 2_000);
-    return () => clearInterval(timer);
-  }, [working, reloadAgents, reloadThreads]);
   return (
     <aside className="side-panel" aria-labelledby="comments">
       <h2 id="comments">Comments</h2>
@@ -223,20 +231,16 @@ export function Comments({
           documentId={documentId}
           thread={t}
           mayWrite={mayWrite}
-          reload={async () => {
-            await threads.reload();
-            await agents.reload();
-          }}
+          reload={reload}
           agents={requests.filter((r) => r.thread_id === t.thread_id)}
+          focus={focus?.threadId === t.thread_id ? focus.n : undefined}
+          showPassage={showPassage}
         />
       ))}
       {mayWrite && (
         <NewThread
           documentId={documentId}
-          reload={async () => {
-            await threads.reload();
-            await agents.reload();
-          }}
+          reload={reload}
           quoteLabel="Quote (optional)"
           selection={selection}
         />

@@ -23,6 +23,7 @@ export function automationPath(id: string, runId?: string): string {
 /** Where a notification leads: the automation (and run) it is about, or the document or page. */
 export function notificationLinks(n: {
   artifact_id?: string | undefined;
+  thread_id?: string | undefined;
   automation_id?: string | undefined;
   run_id?: string | undefined;
 }): { to: string; label: string }[] {
@@ -33,5 +34,8 @@ export function notificationLinks(n: {
       : [automation];
   }
   const artifact = n.artifact_id ? objectPath(n.artifact_id) : undefined;
-  return artifact ? [{ to: artifact, label: 'Open' }] : [];
+  if (!artifact) return [];
+  // A comment's notice lands on its thread.
+  const to = n.thread_id ? `${artifact}#thread-${encodeURIComponent(n.thread_id)}` : artifact;
+  return [{ to, label: 'Open' }];
 }
