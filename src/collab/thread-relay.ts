@@ -1,3 +1,4 @@
+import { log } from '../observability/log.ts';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { ThreadChange, ThreadFeed } from '../domains/comments/feed.ts';
@@ -34,7 +35,9 @@ export async function relayThreads(feed: ThreadFeed, options: { redisUrl: string
     ['subscribing', sub],
   ] as const) {
     client.on('error', (error: Error) =>
-      logOnce(client, error.message, () => console.error(`Redis (threads, ${name}): ${error.message}`)),
+      logOnce(client, error.message, () =>
+        log.error({ err: error, redis: name }, 'Redis connection for threads failed'),
+      ),
     );
   }
   await Promise.all([pub.connect(), sub.connect()]);
@@ -49,7 +52,7 @@ export async function relayThreads(feed: ThreadFeed, options: { redisUrl: string
       .publish(channel, message)
       .catch((error: Error) =>
         logOnce(pub, `publish ${error.message}`, () =>
-          console.error(`could not publish a thread change to Redis: ${error.message}`),
+          log.error({ err: error }, 'could not publish a thread change to Redis'),
         ),
       );
   });

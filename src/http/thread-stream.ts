@@ -1,3 +1,4 @@
+import { log } from '../observability/log.ts';
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { Credential } from '../domains/auth/credentials.ts';
@@ -96,7 +97,7 @@ export function threadStreams(services: Services, options: ThreadStreamOptions =
         }
       },
       async (error) => {
-        console.error('a comment stream failed', error);
+        log.error({ err: error }, 'a comment stream failed');
         release();
       },
     );

@@ -1,3 +1,5 @@
+import { log } from '../../observability/log.ts';
+
 /** What changed on a thread: people with the artifact open read its threads again. */
 export interface ThreadChange {
   artifactId: string;
@@ -22,7 +24,7 @@ export function threadFeed() {
       try {
         listener(change);
       } catch (error) {
-        console.error('a thread listener failed', error);
+        log.error({ err: error }, 'a thread listener failed');
       }
     }
   }

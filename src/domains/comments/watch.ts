@@ -1,3 +1,4 @@
+import { log } from '../../observability/log.ts';
 import type { Deps } from '../deps.ts';
 import { artifactFor } from '../policies/artifacts.ts';
 import type { Actor } from '../workspace/actor.ts';
@@ -27,7 +28,7 @@ export async function watchThreads(
       try {
         await artifactFor(deps.db, actor, artifact.id);
       } catch (error) {
-        if (!(error instanceof DomainError)) console.error('could not check a thread watcher', error);
+        if (!(error instanceof DomainError)) log.error({ err: error }, 'could not check a thread watcher');
         stop();
         listener(null);
         return;

@@ -1,3 +1,4 @@
+import { log } from '../../observability/log.ts';
 import { invalid } from '../../errors.ts';
 import type { Db } from '../../storage/schema.ts';
 import type { Deps } from '../deps.ts';
@@ -201,7 +202,7 @@ export function sharingService(deps: Deps) {
       try {
         listener(artifactId, fromPeer);
       } catch (error) {
-        console.error('a sharing listener failed', error);
+        log.error({ err: error }, 'a sharing listener failed');
       }
     }
   }
