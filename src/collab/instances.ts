@@ -1,12 +1,11 @@
 import { log } from '../observability/log.ts';
 import { randomUUID } from 'node:crypto';
 import { Document } from '@hocuspocus/server';
-import { Redis } from 'ioredis';
 import { applyAwarenessUpdate, encodeAwarenessUpdate } from 'y-protocols/awareness';
 import * as Y from 'yjs';
 import type { LiveDoc, LiveDocHooks } from '../domains/documents/store.ts';
 import type { Services } from '../services.ts';
-import { onceEach } from './log-once.ts';
+import { redisPair } from './log-once.ts';
 
 export interface InstanceOptions {
   redisUrl: string;
@@ -71,18 +70,7 @@ export async function connectInstances(services: Services, options: InstanceOpti
   const me = options.id ?? randomUUID();
   const prefix = options.prefix ?? 'tandem';
   const catchUpMs = options.catchUpMs ?? 1000;
-  const logOnce = onceEach();
-  const pub = new Redis(options.redisUrl, { maxRetriesPerRequest: 3, lazyConnect: true });
-  const sub = pub.duplicate();
-  for (const [name, client] of [
-    ['publishing', pub],
-    ['subscribing', sub],
-  ] as const) {
-    client.on('error', (error: Error) =>
-      logOnce(client, error.message, () => log.error({ err: error, redis: name }, 'Redis connection failed')),
-    );
-  }
-  await Promise.all([pub.connect(), sub.connect()]);
+  const { pub, sub, logOnce } = await redisPair(options.redisUrl, 'documents');
 
   const docs = new Map<string, LiveDoc>();
   const caughtUp = new Map<string, () => void>();

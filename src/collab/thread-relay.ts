@@ -1,8 +1,7 @@
 import { log } from '../observability/log.ts';
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
 import type { ThreadChange, ThreadFeed } from '../domains/comments/feed.ts';
-import { onceEach } from './log-once.ts';
+import { redisPair } from './log-once.ts';
 
 const CHANGES = new Set<ThreadChange['change']>(['created', 'replied', 'resolved', 'reopened']);
 
@@ -27,20 +26,7 @@ function parse(message: string, me: string): ThreadChange | null {
 export async function relayThreads(feed: ThreadFeed, options: { redisUrl: string; prefix?: string }) {
   const me = randomUUID();
   const channel = `${options.prefix ?? 'tandem'}:threads`;
-  const logOnce = onceEach();
-  const pub = new Redis(options.redisUrl, { maxRetriesPerRequest: 3, lazyConnect: true });
-  const sub = pub.duplicate();
-  for (const [name, client] of [
-    ['publishing', pub],
-    ['subscribing', sub],
-  ] as const) {
-    client.on('error', (error: Error) =>
-      logOnce(client, error.message, () =>
-        log.error({ err: error, redis: name }, 'Redis connection for threads failed'),
-      ),
-    );
-  }
-  await Promise.all([pub.connect(), sub.connect()]);
+  const { pub, sub, logOnce } = await redisPair(options.redisUrl, 'threads');
   sub.on('message', (_channel: string, message: string) => {
     const change = parse(message, me);
     if (change) feed.receive(change);
