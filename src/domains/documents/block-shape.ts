@@ -68,8 +68,7 @@ export function weighBlock(map: Y.Map<unknown>): BlockWeight | string {
       // As every tool argument: no U+0000 (PostgreSQL text cannot hold it; editors send U+FFFD).
       if (content.str.includes('\u0000')) return "a block's text cannot hold U+0000";
       chars += content.str.length;
-    }
-    else if (content instanceof Y.ContentFormat) extra += content.key.length + jsonLength(content.value);
+    } else if (content instanceof Y.ContentFormat) extra += content.key.length + jsonLength(content.value);
     else if (content instanceof Y.ContentEmbed) extra += 1 + jsonLength(content.embed);
     else return "a block's text holds characters, formatting and embeds only";
   }
