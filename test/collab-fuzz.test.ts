@@ -181,6 +181,8 @@ for (const db of DATABASES) {
         assert.equal(projection(loaded.doc), before, `seed ${seed}`);
         replica.destroy();
       }
+      // The seed repeats the run (FUZZ_SEED=…).
+      console.log(`fuzz seed ${seed} on ${db.name}: ${JSON.stringify(outcomes)}`);
       assert.ok(outcomes.accepted > STEPS / 10 && outcomes.refused > STEPS / 10, JSON.stringify(outcomes));
     });
   });

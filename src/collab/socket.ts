@@ -4,13 +4,11 @@ import type { Duplex } from 'node:stream';
 import {
   Document,
   Hocuspocus,
-  IncomingMessage,
-  MessageType,
   type Connection,
   type ConnectionConfiguration,
   type WebSocketLike,
 } from '@hocuspocus/server';
-import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { WebSocketServer, type WebSocket } from 'ws';
 import type { LiveSession } from '../domains/documents/live.ts';
 import type { LiveDoc } from '../domains/documents/store.ts';
 import type { Actor } from '../domains/workspace/actor.ts';
@@ -19,6 +17,7 @@ import type { Services } from '../services.ts';
 import { liveDocumentHooks, type ConnectionContext } from './live-document.ts';
 import { anonymousSockets, ANONYMOUS_LIMITS, type AnonymousLimits, type Pending } from './anonymous.ts';
 import { onceEach } from './log-once.ts';
+import { pipe, updateIn } from './messages.ts';
 import { collabTickets } from './tickets.ts';
 import { watchCredentials, type HeldCredential } from './credentials.ts';
 
@@ -82,34 +81,6 @@ const MiB = 1024 * 1024;
 
 /** The close code of a connection whose change was refused (the reason says why). */
 export const REFUSED_CODE = 4400;
-
-/** The sync message's update, for the two kinds that change a document (step 2 and update). */
-function updateIn(message: Uint8Array): Uint8Array | null {
-  try {
-    const incoming = new IncomingMessage(message);
-    incoming.readVarString();
-    const type = incoming.readVarUint();
-    if (type !== MessageType.Sync && type !== MessageType.SyncReply) return null;
-    const step = incoming.readVarUint();
-    // y-protocols: 1 is sync step 2 (the state a peer lacks), 2 an update.
-    return step === 1 || step === 2 ? incoming.readVarUint8Array() : null;
-  } catch {
-    // Hocuspocus refuses what it cannot read, closing the connection.
-    return null;
-  }
-}
-
-/** Whether a message starts as every Hocuspocus message does: a document name and a type. */
-function framed(message: Uint8Array): boolean {
-  try {
-    const incoming = new IncomingMessage(message);
-    incoming.readVarString();
-    incoming.readVarUint();
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * The live-editing socket: Hocuspocus's protocol, over the documents service. Hocuspocus keeps
@@ -198,7 +169,13 @@ export async function collabSocket(services: Services, options: CollabOptions = 
     },
     async beforeHandleMessage({ connection, context, update: message }) {
       if (endedNow.has(connection)) connection.readOnly = true;
-      if (connection.readOnly || !context.live) return;
+      if (connection.readOnly) return;
+      if (!context.live) {
+        // Never the case once a document is open; should it be, nothing passes unjudged.
+        connection.readOnly = true;
+        refusedNow.add(connection);
+        return;
+      }
       const update = updateIn(message);
       if (!update) return;
       try {
@@ -232,50 +209,7 @@ export async function collabSocket(services: Services, options: CollabOptions = 
     const pending = anonymous.track(ws, slot);
     pendingOf.set(request, pending);
     const client = hocuspocus.handleConnection(ws as unknown as WebSocketLike, request);
-    let windowStart = Date.now();
-    let messages = 0;
-    let bytes = 0;
-    ws.on('message', (data: RawData) => {
-      const chunk = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
-      const now = Date.now();
-      if (now - windowStart >= 1000) {
-        windowStart = now;
-        messages = bytes = 0;
-      }
-      messages += 1;
-      bytes += chunk.length;
-      if (!pending.received(chunk.length)) {
-        logOnce(ws, 'unauthenticated', () =>
-          log.warn('live socket closed: it sent too much before authenticating'),
-        );
-        ws.close(1008, 'Authenticate before sending more');
-        return;
-      }
-      if (messages > maxMessagesPerSecond || bytes > maxBytesPerSecond) {
-        logOnce(ws, 'flood', () =>
-          log.warn(
-            { maxMessagesPerSecond, maxBytesPerSecond },
-            'live socket closed: it sent too many messages or bytes a second',
-          ),
-        );
-        ws.close(1008, 'Too many messages');
-        return;
-      }
-      const message = new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.length);
-      if (!framed(message)) {
-        logOnce(ws, 'unreadable', () =>
-          log.warn('live socket closed: it sent a message that is not Hocuspocus’s'),
-        );
-        ws.close(1007, 'Unreadable message');
-        return;
-      }
-      client.handleMessage(message);
-    });
-    ws.on('close', (code, reason) => {
-      pending.closed();
-      client.handleClose({ code, reason: reason.toString() });
-    });
-    ws.on('error', (error) => logOnce(ws, 'error', () => log.warn({ err: error }, 'live socket closed')));
+    pipe(ws, client, pending, { maxMessagesPerSecond, maxBytesPerSecond, logOnce });
   }
 
   /** Takes the upgrade of `/collab`; any other upgrade is answered 404. */
