@@ -128,6 +128,13 @@ export class Typist {
     this.typedAt.get(this.label)![text.length] = Date.now();
   }
 
+  /** How long their paragraph was at `when` (what they had typed by then). */
+  lengthAt(when: number): number {
+    const times = this.typedAt.get(this.label) ?? [];
+    for (let l = times.length - 1; l >= 0; l--) if (times[l] !== undefined && times[l]! <= when) return l;
+    return 0;
+  }
+
   /** What this person's own replica holds of their paragraph. */
   typed(): string {
     return blockStartingWith(this.conn.doc, this.label)?.toString() ?? '';
@@ -191,12 +198,15 @@ export function fanOut(typedAt: TypedAt, arrivals: Map<string, number[]>, instan
 }
 
 /**
- * What keeps the editors from agreeing: each person connected and synced, with their paragraph as
- * they typed it on every instance's watcher. (A provider's own count of unacknowledged changes can
- * stay at one after a reconnect although the server has everything, so the text is compared.)
+ * What keeps the editors from agreeing: each person connected and synced, with every key they typed
+ * more than `graceMs` ago on every instance's watcher (and nothing they did not type). With people
+ * still typing some keys are always on their way; once they stop, `graceMs` 0 asks for all of it.
+ * (A provider's own count of unacknowledged changes can stay at one after a reconnect although the
+ * server has everything, so the text is compared.)
  */
-export function disagreements(typists: Typist[], watchers: Map<string, Watcher[]>): string[] {
+export function disagreements(typists: Typist[], watchers: Map<string, Watcher[]>, graceMs = 0): string[] {
   const out: string[] = [];
+  const now = Date.now();
   for (const w of [...watchers.values()].flat())
     if (!w.conn.provider.synced || w.conn.socket.status !== 'connected')
       out.push(`watcher ${w.conn.describe()}`);
@@ -206,9 +216,14 @@ export function disagreements(typists: Typist[], watchers: Map<string, Watcher[]
       continue;
     }
     const typed = t.typed();
-    for (const w of watchers.get(t.documentId) ?? [])
-      if (blockStartingWith(w.conn.doc, t.label)?.toString() !== typed)
-        out.push(`person ${t.label}: an instance lacks some of what they typed`);
+    const needed = graceMs === 0 ? typed.length : t.lengthAt(now - graceMs);
+    for (const w of watchers.get(t.documentId) ?? []) {
+      const seen = blockStartingWith(w.conn.doc, t.label)?.toString() ?? '';
+      if (!typed.startsWith(seen) || seen.length < needed)
+        out.push(
+          `person ${t.label}: an instance has ${seen.length} of the ${needed} characters typed by now`,
+        );
+    }
   }
   return out;
 }

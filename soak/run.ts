@@ -216,7 +216,7 @@ async function main() {
         workers,
         redis,
         postgres,
-        disagreements: () => disagreements(typists, byDocument),
+        disagreements: () => disagreements(typists, byDocument, 1000),
         watchers,
         ready: everyoneReady,
         probe,
