@@ -85,6 +85,12 @@ const envSchema = z.object({
     .min(1, 'must be at least 1 second')
     .max(3600, 'must be at most 3600 seconds')
     .default(120),
+  TANDEM_VERSIONS_KEEP_DAYS: z.coerce
+    .number({ error: 'must be a number of days' })
+    .int('must be a whole number of days')
+    .min(1, 'must be at least 1 day')
+    .max(3650, 'must be at most 3650 days')
+    .default(7),
 });
 
 export interface Config {
@@ -116,6 +122,8 @@ export interface Config {
   agentConcurrency: number;
   /** How long one model call of an agent answering a mention may take. */
   agentTimeoutMs: number;
+  /** Days every automatic document checkpoint is kept before pruning thins them. */
+  versionsKeepDays: number;
 }
 
 export class ConfigError extends Error {}
@@ -179,5 +187,6 @@ export function loadConfig(
     runCrashes: e.TANDEM_RUN_CRASHES,
     agentConcurrency: e.TANDEM_AGENT_CONCURRENCY,
     agentTimeoutMs: e.TANDEM_AGENT_TIMEOUT_S * 1000,
+    versionsKeepDays: e.TANDEM_VERSIONS_KEEP_DAYS,
   };
 }
