@@ -30,7 +30,7 @@ for (const db of DATABASES) {
       const response = await fetch(`${live.server.url}/api${path}`, {
         method,
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        ...(body ? { body: JSON.stringify(body) } : {}),
+        ...(method === 'POST' ? { body: JSON.stringify(body ?? {}) } : {}),
       });
       return { status: response.status, body: (await response.json()) as Json };
     }
@@ -42,7 +42,7 @@ for (const db of DATABASES) {
 
     /** An agent write through the service, and its version row. */
     async function agentWrite(id: string, input: Json): Promise<{ versionId: string; version: number }> {
-      const r = await docs().edit(ada(), { document_id: id, ...input });
+      const r = (await docs().edit(ada(), { document_id: id, ...input })) as { new_version: number };
       const rows = (await api('GET', `/documents/${id}/versions`)).body.versions as Json[];
       const row = rows.find((v) => v.reason === 'agent_edit' && v.made_version === r.new_version);
       assert.ok(row, `the write's row is listed: ${JSON.stringify(rows)}`);
@@ -151,7 +151,10 @@ for (const db of DATABASES) {
       const rows = (await api('GET', `/documents/${id}/versions`)).body.versions as Json[];
       const first = rows.find((v) => v.reason === 'agent_edit')!;
       const before = await serverText(id);
-      const compared = await api('GET', `/documents/${id}/versions/${first.version_id as string}/changes?against=now`);
+      const compared = await api(
+        'GET',
+        `/documents/${id}/versions/${first.version_id as string}/changes?against=now`,
+      );
       assert.equal(compared.status, 200, JSON.stringify(compared.body));
       assert.deepEqual(compared.body.added, ['Added later.']);
       assert.deepEqual(compared.body.removed, []);

@@ -55,6 +55,7 @@ export const documentVersionRoutes = [
     ...contract.undoVersion,
     description: 'undo one write alone, keeping every later edit (a restore row naming it)',
     scopes: ['documents:write'],
+    bodyHint: 'Send JSON: {}',
     handler: ({ services, actor, params }) =>
       changesOf(services).undo(actor, { document_id: params.id, version_id: params.version_id }),
   }),

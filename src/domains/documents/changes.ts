@@ -23,7 +23,12 @@ export interface WriteChanges {
 export function parseChanges(json: string | null | undefined): WriteChanges | undefined {
   if (!json) return undefined;
   const parsed = JSON.parse(json) as WriteChanges;
-  return { added: parsed.added ?? [], removed: parsed.removed ?? [], changed: parsed.changed ?? [], ...pick(parsed) };
+  return {
+    added: parsed.added ?? [],
+    removed: parsed.removed ?? [],
+    changed: parsed.changed ?? [],
+    ...pick(parsed),
+  };
 }
 
 function pick(c: WriteChanges): Pick<WriteChanges, 'agent' | 'for'> {
@@ -45,7 +50,8 @@ export function recordChanges(
   const addedSet = new Set(added);
   const out: WriteChanges = { added: [], removed: [], changed: [] };
   for (const map of added) {
-    if (!isDeleted(map) && map.parent !== null) out.added.push({ id: idOf(map), text: blockText(map).toString() });
+    if (!isDeleted(map) && map.parent !== null)
+      out.added.push({ id: idOf(map), text: blockText(map).toString() });
   }
   for (const { map, before } of changed) {
     const after = blockText(map).toString();

@@ -87,8 +87,7 @@ export async function land(
     const step = pieces.slice(i, i + BLOCKS_PER_STEP);
     const maps = step.map(newBlock);
     const blocks = blockArray(live.doc);
-    const at =
-      anchor === undefined ? blocks.length : anchor === null ? 0 : positionOf(live.doc, anchor) + 1;
+    const at = anchor === undefined ? blocks.length : anchor === null ? 0 : positionOf(live.doc, anchor) + 1;
     live.doc.transact(() => blocks.insert(at < 0 ? blocks.length : at, maps), origin);
     show(maps.map((m) => m.get('id') as string));
     added.push(...maps);
@@ -101,5 +100,12 @@ export async function land(
     live.doc.transact(() => last.set('continues', true), origin);
   }
   if (stop === 'anchor_gone') content = written;
-  return { gone: false as const, kept, added, changed, written: stop === 'anchor_gone' ? written : content, stop };
+  return {
+    gone: false as const,
+    kept,
+    added,
+    changed,
+    written: stop === 'anchor_gone' ? written : content,
+    stop,
+  };
 }

@@ -6,7 +6,14 @@ import { personName } from '../workspace/artifacts.ts';
 import type { Deps, WriteOptions } from '../deps.ts';
 import { recordChanges } from './changes.ts';
 import { land } from './edit-land.ts';
-import { capNextStep, checkInput, requireDocument, resolveTarget, type Checked, type EditInput } from './edit-target.ts';
+import {
+  capNextStep,
+  checkInput,
+  requireDocument,
+  resolveTarget,
+  type Checked,
+  type EditInput,
+} from './edit-target.ts';
 import type { Lease } from './lease.ts';
 import { blocksChanged, projection, storedDigest, type BlockDigest, type VersionDigest } from './model.ts';
 import type { DocumentStore, KeptBlock, VersionRow } from './store.ts';
@@ -233,7 +240,6 @@ function changedBlocks(then: BlockDigest, now: BlockDigest): Set<string> {
   const before = new Map(then);
   return new Set(now.filter(([id, hash]) => before.get(id) !== hash).map(([id]) => id));
 }
-
 
 function keptBlocks(kept: KeptBlock[]) {
   return { count: kept.length, excerpts: kept.map((k) => k.excerpt) };

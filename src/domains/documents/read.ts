@@ -90,7 +90,8 @@ export function reader(deps: Deps, store: DocumentStore) {
           : {}),
         // For the app: who wrote it (an agent for the author, or the author), the version it made.
         by: (r.reason === 'agent_edit' ? 'agent' : 'person') as 'agent' | 'person',
-        made_version: r.reason === 'agent_edit' && r.result_version !== null ? r.result_version : r.doc_version,
+        made_version:
+          r.reason === 'agent_edit' && r.result_version !== null ? r.result_version : r.doc_version,
         undoable: Number(r.undoable) === 1,
       })),
     };

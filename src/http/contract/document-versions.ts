@@ -53,6 +53,7 @@ export const versionChanges = endpoint({
 export const undoVersion = endpoint({
   method: 'POST',
   path: '/documents/:id/versions/:version_id/undo',
+  body: z.object({}),
   output: z.object({
     document_id: z.string(),
     new_version: z.number(),

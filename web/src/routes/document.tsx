@@ -253,6 +253,15 @@ export default function DocumentView() {
           current={current}
           stamp={`${d.version}:${stamp}`}
           restore={mayWrite ? restore : undefined}
+          changes
+          undone={
+            mayWrite
+              ? (v: number) => {
+                  setVersion(v);
+                  setStamp((s) => s + 1);
+                }
+              : undefined
+          }
         />
         {mayWrite && <NameVersion documentId={d.document_id} named={() => setStamp((s) => s + 1)} />}
       </div>
