@@ -145,6 +145,24 @@ for (const db of DATABASES) {
       assert.equal(await serverText(id), written + 'Later agent text.\n');
     });
 
+    it('lists the passages agents wrote in the last day, with who wrote them for whom', async () => {
+      const id = await create();
+      await agentWrite(id, { mode: 'append', content_markdown: 'Fresh agent words.\n' });
+      const marks = await api('GET', `/documents/${id}/agent-blocks`);
+      assert.equal(marks.status, 200, JSON.stringify(marks.body));
+      const blocks = marks.body.blocks as { text: string; by_label: string }[];
+      const fresh = blocks.find((b) => b.text.includes('Fresh agent words.'));
+      assert.equal(fresh?.by_label, 'Agent for Ada Lovelace');
+      // A day later, nothing is marked.
+      await live.h.services.deps.db
+        .updateTable('checkpoints')
+        .set({ created_at: Date.now() - 25 * 3_600_000 })
+        .where('artifact_id', '=', id)
+        .execute();
+      const later = await api('GET', `/documents/${id}/agent-blocks`);
+      assert.deepEqual(later.body.blocks, []);
+    });
+
     it('compares a version with now before anything changes', async () => {
       const id = await create();
       await docs().edit(ada(), { document_id: id, mode: 'append', content_markdown: 'Added later.\n' });
@@ -169,6 +187,8 @@ for (const db of DATABASES) {
         assert.equal(seen.status, 404, JSON.stringify(seen.body));
         const undo = await api('POST', `/documents/${id}/versions/${versionId}/undo`, token);
         assert.equal(undo.status, 404, JSON.stringify(undo.body));
+        const marks = await api('GET', `/documents/${id}/agent-blocks`, token);
+        assert.equal(marks.status, 404, JSON.stringify(marks.body));
       }
       const before = await serverText(id);
       const unknown = await api('POST', `/documents/${id}/versions/ver_nope/undo`);

@@ -164,6 +164,29 @@ describe('agent changes: see them, undo one', { skip: SKIP_BROWSER }, () => {
         await until(async () => (await serverMarkdown(app, id)) === 'Old words.\n', 'the version is back');
         await until(async () => (await editorText(page)).trim() === 'Old words.', 'the editor shows it');
       });
+
+      it('marks what an agent wrote in the last day, naming it and the person, until a person edits it', async () => {
+        const id = await newDocument(app, '# Diary\n\nA person wrote this.\n', 'Marked');
+        await docs().edit(ada(), {
+          document_id: id,
+          mode: 'append',
+          content_markdown: '\nThe agent wrote this line.\n',
+        });
+        const page = await editorPage(app, 'bob@acme.test', id);
+        const marked = page.locator('.cm-line.agent-written.first');
+        await marked.filter({ hasText: 'The agent wrote this line.' }).waitFor();
+        assert.equal(await marked.getAttribute('data-by'), 'Agent for Ada Lovelace');
+        assert.equal(await marked.count(), 1, 'only the agent’s passage is marked');
+        await shot(page, 'undo-agent-mark-1280');
+        await page.getByRole('textbox', { name: 'Document' }).getByText('The agent wrote this line.').click();
+        await press(page, 'End');
+        await typeLikeAPerson(page, ' Bob agrees.');
+        await marked.waitFor({ state: 'detached' });
+        await until(
+          async () => (await serverMarkdown(app, id)).includes('The agent wrote this line. Bob agrees.'),
+          'the edit is stored',
+        );
+      });
     });
   }
 });

@@ -1,4 +1,5 @@
 import { versionActions } from '../domains/documents/restore.ts';
+import { agentBlocks } from '../domains/documents/attribution.ts';
 import { versionChanges } from '../domains/documents/undo.ts';
 import type { Services } from '../services.ts';
 import * as contract from './contract/document-versions.ts';
@@ -58,5 +59,11 @@ export const documentVersionRoutes = [
     bodyHint: 'Send JSON: {}',
     handler: ({ services, actor, params }) =>
       changesOf(services).undo(actor, { document_id: params.id, version_id: params.version_id }),
+  }),
+  defineRoute({
+    ...contract.agentBlocks,
+    description: 'the blocks agents wrote to a document in the last day, for the editor to mark',
+    scopes: ['documents:read'],
+    handler: ({ services, actor, params }) => agentBlocks(services.deps)(actor, { document_id: params.id }),
   }),
 ];

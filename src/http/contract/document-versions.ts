@@ -62,3 +62,15 @@ export const undoVersion = endpoint({
     changed: z.boolean(),
   }),
 });
+
+/** The blocks agents wrote in the last day, with their text as written and who wrote them for whom. */
+export const agentBlocks = endpoint({
+  method: 'GET',
+  path: '/documents/:id/agent-blocks',
+  output: z.object({
+    document_id: z.string(),
+    blocks: z.array(
+      z.object({ block_id: z.string(), text: z.string(), by_label: z.string(), at: z.number() }),
+    ),
+  }),
+});

@@ -4,7 +4,12 @@ import { Link, Navigate, useParams } from 'react-router';
 import { call } from '../api.ts';
 import { useAction, useResource, useTitle } from '../hooks.ts';
 import { readDocument } from '../../../src/http/contract/documents.ts';
-import { nameDocumentVersion, restoreDocumentVersion } from '../../../src/http/contract/document-versions.ts';
+import {
+  agentBlocks,
+  nameDocumentVersion,
+  restoreDocumentVersion,
+} from '../../../src/http/contract/document-versions.ts';
+import { agentMarks, setAgentMarks, type AgentMark } from '../editor/agent-marks.ts';
 import { markdownRenderer } from '../../../src/http/view/rendered-markdown.ts';
 import { markdownOf } from '../editor/binding.ts';
 import { createEditor, type LiveEditor } from '../editor/codemirror.ts';
@@ -70,8 +75,19 @@ function PeopleHere({ people }: { people: Present[] }) {
   );
 }
 
+const NO_MARKS: AgentMark[] = [];
+
 /** The live editor over the shared document; the selection goes to comments and awareness. */
-function Editor({ live, onSelection }: { live: Live; onSelection: (text: string) => void }) {
+function Editor({
+  live,
+  onSelection,
+  marks = NO_MARKS,
+}: {
+  live: Live;
+  onSelection: (text: string) => void;
+  /** Passages agents wrote recently, marked with who wrote them for whom. */
+  marks?: AgentMark[];
+}) {
   const parent = useRef<HTMLDivElement>(null);
   const editor = useRef<LiveEditor | undefined>(undefined);
   const select = useRef(onSelection);
@@ -85,6 +101,7 @@ function Editor({ live, onSelection }: { live: Live; onSelection: (text: string)
         live.provider.setAwarenessField('cursor', { anchor, head });
         select.current(text);
       },
+      extensions: [agentMarks],
     });
     editor.current = made;
     return () => {
@@ -106,6 +123,9 @@ function Editor({ live, onSelection }: { live: Live; onSelection: (text: string)
         })),
     );
   }, [live.people]);
+  useEffect(() => {
+    editor.current?.view.dispatch({ effects: setAgentMarks.of(marks) });
+  }, [marks, live.doc]);
   return (
     <div className="editor-frame">
       <FormattingToolbar view={() => editor.current?.view} />
@@ -169,6 +189,13 @@ export default function DocumentView() {
   const [stamp, setStamp] = useState(0);
   useTitle(doc.data ? doc.data.title : doc.error?.notFound ? 'Document not found' : 'Document');
 
+  // Passages agents wrote in the last day, marked in the editor (re-read as the versions are).
+  const marked = useResource(`agent-blocks:${id}:${stamp}`, () => call(agentBlocks, { params: { id } }));
+  const marks = useMemo(
+    () => marked.data?.blocks.map((b) => ({ text: b.text, by: b.by_label })) ?? NO_MARKS,
+    [marked.data],
+  );
+
   // The version list follows stored changes: re-read a little after the text settles.
   const [version, setVersion] = useState<number | undefined>();
   useEffect(() => {
@@ -230,7 +257,7 @@ export default function DocumentView() {
         {live?.failed && <p className="error">{live.failed}</p>}
         {live && <PeopleHere people={live.people} />}
         {editing ? (
-          <Editor live={live} onSelection={setSelection} />
+          <Editor live={live} onSelection={setSelection} marks={marks} />
         ) : live?.synced && d.type === 'document' ? (
           <div
             onMouseUp={() => setSelection(window.getSelection()?.toString() ?? '')}
