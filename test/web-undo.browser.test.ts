@@ -156,6 +156,7 @@ describe('agent changes: see them, undo one', { skip: SKIP_BROWSER }, () => {
         await ask.getByRole('button', { name: 'Cancel' }).click();
         await ask.waitFor({ state: 'hidden' });
         assert.equal(await serverMarkdown(app, id), 'New words.\n', 'cancel changes nothing');
+        await versions.getByRole('button', { name: 'Compare' }).first().scrollIntoViewIfNeeded();
         await shot(page, 'undo-versions-390');
         await page.setViewportSize({ width: 1280, height: 800 });
 
