@@ -76,7 +76,7 @@ for (const db of DATABASES) {
       assert.equal(await frameText(page), 'Second draft');
       await page.getByRole('complementary', { name: 'Comments' }).waitFor();
       const versions = page.getByRole('region', { name: 'Versions' });
-      assert.match(await versions.innerText(), /Version 1[\s\S]*agent edit by Ada Lovelace/);
+      assert.match(await versions.innerText(), /Version 1[\s\S]*agent edit by Agent for Ada Lovelace/);
       await page.close();
     });
 
