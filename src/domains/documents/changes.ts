@@ -37,6 +37,9 @@ function pick(c: WriteChanges): Pick<WriteChanges, 'agent' | 'for'> {
 
 const idOf = (map: BlockMap) => map.get('id') as string;
 
+/** Still in the document's array: a person may have taken a block out altogether. */
+const inArray = (map: BlockMap) => map._item !== null && !map._item.deleted && map.get('text') !== undefined;
+
 /**
  * The record of a write from the blocks it added, took out and changed, read off the document
  * as the write leaves it (blocks a person brought back meanwhile are no longer in `removed`).
@@ -50,10 +53,10 @@ export function recordChanges(
   const addedSet = new Set(added);
   const out: WriteChanges = { added: [], removed: [], changed: [] };
   for (const map of added) {
-    if (!isDeleted(map) && map.parent !== null)
-      out.added.push({ id: idOf(map), text: blockText(map).toString() });
+    if (inArray(map) && !isDeleted(map)) out.added.push({ id: idOf(map), text: blockText(map).toString() });
   }
   for (const { map, before } of changed) {
+    if (!inArray(map)) continue;
     const after = blockText(map).toString();
     if (after !== before) out.changed.push({ id: idOf(map), before, after });
   }
