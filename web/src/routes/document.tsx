@@ -75,18 +75,16 @@ function PeopleHere({ people }: { people: Present[] }) {
   );
 }
 
-const NO_MARKS: AgentMark[] = [];
-
 /** The live editor over the shared document; the selection goes to comments and awareness. */
 function Editor({
   live,
   onSelection,
-  marks = NO_MARKS,
+  marks,
 }: {
   live: Live;
   onSelection: (text: string) => void;
-  /** Passages agents wrote recently, marked with who wrote them for whom. */
-  marks?: AgentMark[];
+  /** Passages agents wrote recently, marked with who wrote them for whom (none: keep those shown). */
+  marks?: AgentMark[] | undefined;
 }) {
   const parent = useRef<HTMLDivElement>(null);
   const editor = useRef<LiveEditor | undefined>(undefined);
@@ -124,7 +122,7 @@ function Editor({
     );
   }, [live.people]);
   useEffect(() => {
-    editor.current?.view.dispatch({ effects: setAgentMarks.of(marks) });
+    if (marks) editor.current?.view.dispatch({ effects: setAgentMarks.of(marks) });
   }, [marks, live.doc]);
   return (
     <div className="editor-frame">
@@ -191,8 +189,9 @@ export default function DocumentView() {
 
   // Passages agents wrote in the last day, marked in the editor (re-read as the versions are).
   const marked = useResource(`agent-blocks:${id}:${stamp}`, () => call(agentBlocks, { params: { id } }));
+  // None while the next answer loads: the editor keeps the marks it shows until then.
   const marks = useMemo(
-    () => marked.data?.blocks.map((b) => ({ text: b.text, by: b.by_label })) ?? NO_MARKS,
+    () => marked.data?.blocks.map((b) => ({ text: b.text, by: b.by_label })),
     [marked.data],
   );
 
