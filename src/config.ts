@@ -104,6 +104,12 @@ const envSchema = z.object({
     .min(1, 'must be at least 1 second')
     .max(3600, 'must be at most 3600 seconds')
     .default(120),
+  TANDEM_VERSIONS_KEEP_DAYS: z.coerce
+    .number({ error: 'must be a number of days' })
+    .int('must be a whole number of days')
+    .min(1, 'must be at least 1 day')
+    .max(3650, 'must be at most 3650 days')
+    .default(7),
 });
 
 /** Every environment variable Tandem reads (deployment files are checked against it). */
@@ -140,6 +146,8 @@ export interface Config {
   agentTimeoutMs: number;
   /** How large people may make a document over the live socket. */
   liveBounds: DocumentBounds;
+  /** Days every automatic document checkpoint is kept before pruning thins them. */
+  versionsKeepDays: number;
 }
 
 export class ConfigError extends Error {}
@@ -208,5 +216,6 @@ export function loadConfig(
       blockChars: e.TANDEM_LIVE_BLOCK_CHARS,
       blocks: e.TANDEM_LIVE_BLOCKS,
     },
+    versionsKeepDays: e.TANDEM_VERSIONS_KEEP_DAYS,
   };
 }

@@ -73,6 +73,7 @@ export function configuredEngine(config: Config, services: Services): Engine {
         ? { url: config.modelUrl, key: config.modelKey, model: config.model }
         : undefined,
     agents: { perWorkspace: config.agentConcurrency, timeoutMs: config.agentTimeoutMs },
+    versionsKeepDays: config.versionsKeepDays,
   });
 }
 

@@ -248,6 +248,10 @@ describe('the document page', { skip: SKIP_BROWSER }, () => {
         // The agent edit's row holds the text before it: restore it.
         const row = versions.getByRole('row').filter({ hasText: 'agent edit' }).first();
         await row.getByRole('button', { name: 'Restore' }).click();
+        // Restoring asks first, showing what would come back.
+        const ask = page.getByRole('dialog', { name: `Restore version ${version}?` });
+        await ask.locator('ins').filter({ hasText: 'First words.' }).waitFor();
+        await ask.getByRole('button', { name: 'Restore' }).click();
         await until(async () => (await markdown(id)) === 'First words.\n', 'the text is the version’s');
         await until(async () => (await editorText(page)).trim() === 'First words.', 'the editor shows it');
         // The restore is stored like a person's edit: within a moment, with its own row.

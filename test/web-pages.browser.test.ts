@@ -76,7 +76,7 @@ for (const db of DATABASES) {
       assert.equal(await frameText(page), 'Second draft');
       await page.getByRole('complementary', { name: 'Comments' }).waitFor();
       const versions = page.getByRole('region', { name: 'Versions' });
-      assert.match(await versions.innerText(), /Version 1[\s\S]*agent edit by Ada Lovelace/);
+      assert.match(await versions.innerText(), /Version 1[\s\S]*agent edit by Agent for Ada Lovelace/);
       await page.close();
     });
 
@@ -122,6 +122,10 @@ for (const db of DATABASES) {
       const versions = page.getByRole('region', { name: 'Versions' });
       const first = versions.getByRole('row').filter({ hasText: 'Version 1' });
       await first.getByRole('button', { name: 'Restore' }).click();
+      await page
+        .getByRole('dialog', { name: 'Restore version 1?' })
+        .getByRole('button', { name: 'Restore' })
+        .click();
       await versions.getByText('Now at version 3.').waitFor();
       await page.waitForFunction(() =>
         document.querySelector('iframe.page-frame')?.getAttribute('src')?.includes('v=3'),

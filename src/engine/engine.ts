@@ -3,6 +3,7 @@ import { engineRunning, engineStopped, engineTicked } from '../observability/hea
 import { watchRuns } from '../observability/metrics.ts';
 import { createAgentWorker, type AgentWorkerOptions } from '../domains/agents/worker.ts';
 import { pruneEvents, type IncomingEvent } from '../domains/automations/events.ts';
+import { PRUNE_BATCH, pruneVersions } from '../domains/documents/prune.ts';
 import { newId } from '../ids.ts';
 import type { Services } from '../services.ts';
 import { advancer } from './advance.ts';
@@ -41,6 +42,12 @@ export interface EngineOptions {
   connectorCalls?: Record<string, Impl>;
   /** How http and connector hosts become addresses (the system's resolver unless a test stands in). */
   resolve?: Resolver;
+  /** Days every automatic document checkpoint is kept before pruning thins them (TANDEM_VERSIONS_KEEP_DAYS). */
+  versionsKeepDays?: number;
+  /** How often the housekeeping prunes document checkpoints (again at once while a pass fills its batch). */
+  versionsPruneEveryMs?: number;
+  /** The clock pruning reads (tests move it). */
+  clock?: () => number;
 }
 
 /**
@@ -116,6 +123,9 @@ export function createEngine(services: Services, options: EngineOptions = {}) {
   const active = new Set<Promise<void>>();
 
   let lastPrune = 0;
+  let lastVersionsPrune = 0;
+  const clock = options.clock ?? Date.now;
+  const versionsPruneEveryMs = options.versionsPruneEveryMs ?? 60_000;
   /** Delivers what waits in the outbox (written by any process); returns the runs queued. */
   async function deliverEvents(): Promise<number> {
     const queued = await deliverPending(db, breathe);
@@ -123,7 +133,20 @@ export function createEngine(services: Services, options: EngineOptions = {}) {
       lastPrune = Date.now();
       await pruneEvents(db);
     }
+    await pruneCheckpoints();
     return queued;
+  }
+
+  /** Thins old document checkpoints, a bounded batch a tick; a full batch leaves the next due at once. */
+  async function pruneCheckpoints(): Promise<void> {
+    const now = clock();
+    if (now - lastVersionsPrune < versionsPruneEveryMs) return;
+    lastVersionsPrune = now;
+    const pruned = await pruneVersions(db, {
+      now,
+      ...(options.versionsKeepDays !== undefined ? { keepDays: options.versionsKeepDays } : {}),
+    });
+    if (pruned >= PRUNE_BATCH) lastVersionsPrune = 0;
   }
 
   const schedules = () => fireSchedules(db, dialect, breathe);

@@ -107,6 +107,8 @@ export interface CheckpointTable {
   blocks_json: string | null;
   result_version: number | null;
   result_blocks_json: string | null;
+  /** What an agent write or an undo changed, block by block (see documents/changes.ts). */
+  changes_json?: string | null;
   created_at: number;
 }
 

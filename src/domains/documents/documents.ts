@@ -14,9 +14,9 @@ import { documentStore, type StoreOptions } from './store.ts';
 export function documentsService(deps: Deps, options: StoreOptions = {}) {
   const store = documentStore(deps, options);
   const lease = leases(deps);
-  const { read, versions, digestAt, holdsDigest, prune } = reader(deps, store);
+  const { read, versions, digestAt, holdsDigest } = reader(deps, store);
   const hooks: EditHooks = {};
-  const { edit } = editor({ deps, store, hooks, acquire: lease.acquire, digestAt, holdsDigest, prune });
+  const { edit } = editor({ deps, store, hooks, acquire: lease.acquire, digestAt, holdsDigest });
   const { create } = creator(deps, store, lease.acquire);
   const { list } = lister(deps);
   const live = liveDocuments(deps, store, options.bounds);

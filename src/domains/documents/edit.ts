@@ -1,183 +1,35 @@
-import { DomainError, invalid } from '../../errors.ts';
+import { DomainError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import type { Actor } from '../workspace/actor.ts';
-import { artifactFor, requireRole, type Artifact } from '../policies/artifacts.ts';
+import { artifactFor, requireRole } from '../policies/artifacts.ts';
 import { personName } from '../workspace/artifacts.ts';
 import type { Deps, WriteOptions } from '../deps.ts';
-import { findExcerpt, nearestPassages, shorten } from './excerpt.ts';
-import type { Lease } from './lease.ts';
+import { recordChanges } from './changes.ts';
+import { land } from './edit-land.ts';
 import {
-  blockArray,
-  blocksChanged,
-  blockText,
-  isDeleted,
-  liveBlocks,
-  lastNonEmptyText,
-  blocksCovering,
-  newBlock,
-  positionOf,
-  shortId,
-  projection,
-  storedDigest,
-  type BlockDigest,
-  type VersionDigest,
-  type BlockMap,
-} from './model.ts';
-import type { DocumentStore, KeptBlock, LiveDoc, VersionRow } from './store.ts';
-import { capPrefix, CONTENT_CAP, normalizeNewlines, splitBlocks } from './text.ts';
+  capNextStep,
+  checkInput,
+  requireDocument,
+  resolveTarget,
+  type Checked,
+  type EditInput,
+} from './edit-target.ts';
+import type { Lease } from './lease.ts';
+import { blocksChanged, projection, storedDigest, type BlockDigest, type VersionDigest } from './model.ts';
+import type { DocumentStore, KeptBlock, VersionRow } from './store.ts';
 import { packText } from '../../storage/packed.ts';
 
-export const MODES = ['append', 'replace_section', 'replace_all', 'fill_empty'] as const;
-export type Mode = (typeof MODES)[number];
+export { MODES, requireDocument, type EditInput, type Mode } from './edit-target.ts';
+
+/**
+ * An agent's write to a document, in its phases: the input checked and its target resolved
+ * (edit-target.ts), the lease taken and the write checkpointed (here), its text landed in the
+ * live document (edit-land.ts), and the write stored with its version row and its record of
+ * what it changed (changes.ts).
+ */
 
 /** How people connected to a document see an agent writing to it (for the person it acts for). */
 const AGENT_NAME = 'Agent';
-
-/** New blocks land in steps of this many, so people see a long write arrive and can react. */
-const BLOCKS_PER_STEP = 32;
-
-export interface EditInput {
-  document_id?: unknown;
-  mode?: unknown;
-  content_markdown?: unknown;
-  section_excerpt?: unknown;
-  expected_version?: unknown;
-  dry_run?: unknown;
-}
-
-interface Checked {
-  mode: Mode;
-  content: string;
-  excerpt: string | undefined;
-  expected: number | undefined;
-  dryRun: boolean;
-}
-
-function checkInput(input: EditInput): Checked {
-  const mode = input.mode;
-  if (typeof mode !== 'string' || !(MODES as readonly string[]).includes(mode)) {
-    throw invalid('mode must be append, replace_section, replace_all or fill_empty');
-  }
-  if (typeof input.content_markdown !== 'string') throw invalid('content_markdown must be a string');
-  let excerpt: string | undefined;
-  if (mode === 'replace_section') {
-    if (typeof input.section_excerpt !== 'string' || input.section_excerpt.trim() === '') {
-      throw invalid('section_excerpt is required for replace_section');
-    }
-    excerpt = normalizeNewlines(input.section_excerpt);
-  }
-  const expected = input.expected_version;
-  if (expected === undefined) {
-    if (mode === 'replace_all') throw invalid('expected_version is required for replace_all');
-  } else if (typeof expected !== 'number' || !Number.isSafeInteger(expected) || expected < 0) {
-    throw invalid('expected_version must be a non-negative integer');
-  }
-  if (input.dry_run !== undefined && typeof input.dry_run !== 'boolean')
-    throw invalid('dry_run must be a boolean');
-  return {
-    mode: mode as Mode,
-    content: normalizeNewlines(input.content_markdown),
-    excerpt,
-    expected: expected as number | undefined,
-    dryRun: input.dry_run === true,
-  };
-}
-
-/** Only documents are edited here; pages and tables are named with what to use instead. */
-export function requireDocument(artifact: Artifact): void {
-  if (artifact.type === 'document') return;
-  if (artifact.type === 'html_app') {
-    throw new DomainError(
-      'wrong_type',
-      'That artifact is an HTML page, not a document. Use write_page to change it.',
-      {
-        prefixed: false,
-      },
-    );
-  }
-  throw new DomainError(
-    'wrong_type',
-    'That artifact is a table, and tables cannot be edited with these tools.',
-    {
-      prefixed: false,
-    },
-  );
-}
-
-interface Target {
-  /** Blocks the write replaces (in order), with their text when the write resolved them. */
-  blocks: { map: BlockMap; text: string }[];
-  /** The block the new text follows; null to start at the top, undefined to go at the end. */
-  after: BlockMap | null | undefined;
-}
-
-/** Where a write goes, or the refusal the spec gives for it. */
-/** Every live block, as a write that replaces them all sees them. */
-function everyBlock(live: LiveDoc): Target {
-  const blocks = liveBlocks(live.doc);
-  return { blocks: blocks.map((b) => ({ map: b.map, text: b.text })), after: blocks.at(-1)?.map ?? null };
-}
-
-function resolveTarget(live: LiveDoc, checked: Checked): Target {
-  switch (checked.mode) {
-    case 'append':
-      return { blocks: [], after: undefined };
-    case 'replace_all':
-      return everyBlock(live);
-    case 'fill_empty': {
-      if (projection(live.doc).trim() !== '') {
-        throw new DomainError(
-          'not_empty',
-          'not_empty: the document already has content, so fill_empty wrote nothing',
-          {
-            data: { error: 'not_empty' },
-          },
-        );
-      }
-      return everyBlock(live);
-    }
-    case 'replace_section': {
-      const text = projection(live.doc);
-      const spans = findExcerpt(text, checked.excerpt!);
-      if (spans.length === 0) {
-        throw new DomainError(
-          'excerpt_not_found',
-          'excerpt_not_found: section_excerpt does not match the document; the nearest passages are listed in candidates',
-          {
-            data: {
-              error: 'excerpt_not_found',
-              candidates: nearestPassages(
-                liveBlocks(live.doc).map((b) => b.text),
-                checked.excerpt!,
-              ),
-            },
-          },
-        );
-      }
-      if (spans.length > 1) {
-        throw new DomainError(
-          'excerpt_ambiguous',
-          `excerpt_ambiguous: section_excerpt matches ${spans.length} places; quote more of the section`,
-          {
-            data: {
-              error: 'excerpt_ambiguous',
-              locations: spans.map((s) => ({
-                excerpt: shorten(text.slice(Math.max(0, s.start - 40), Math.min(text.length, s.end + 40))),
-              })),
-            },
-          },
-        );
-      }
-      const { start, end } = spans[0]!;
-      // Only the blocks the excerpt covers are read out.
-      const covered = blocksCovering(live.doc, start, end).map((map) => ({
-        map,
-        text: blockText(map).toString(),
-      }));
-      return { blocks: covered, after: covered.at(-1)!.map };
-    }
-  }
-}
 
 export interface EditHooks {
   /**
@@ -195,16 +47,9 @@ export interface EditDeps {
   digestAt(artifactId: string, version: number): Promise<VersionDigest | undefined>;
   /** Whether a version row holds the block digest of a version. */
   holdsDigest(artifactId: string, version: number): Promise<boolean>;
-  prune(artifactId: string): Promise<void>;
 }
 
-/** Still in the document and not removed: a person may have deleted it while we waited. */
-function present(live: LiveDoc, map: BlockMap): boolean {
-  // A block taken out of the array has no parent any more.
-  return !isDeleted(map) && map.parent === blockArray(live.doc) && map._item !== null && !map._item.deleted;
-}
-
-export function editor({ deps, store, hooks, acquire, digestAt, holdsDigest, prune }: EditDeps) {
+export function editor({ deps, store, hooks, acquire, digestAt, holdsDigest }: EditDeps) {
   const { db } = deps;
 
   async function edit(actor: Actor, input: EditInput, options: WriteOptions = {}) {
@@ -284,7 +129,8 @@ export function editor({ deps, store, hooks, acquire, digestAt, holdsDigest, pru
       // The row is stored with the write, or with whatever stores part of it first.
       live.staged.push(row);
       // Blocks people changed since the version the caller read are theirs to keep, too.
-      const outcome = await apply(
+      const outcome = await land(
+        store,
         live,
         checked,
         target,
@@ -326,12 +172,16 @@ export function editor({ deps, store, hooks, acquire, digestAt, holdsDigest, pru
               result_version: result,
               result_blocks_json: storedDigest(live.doc),
               kept_json: kept.length > 0 ? JSON.stringify(keptBlocks(kept)) : null,
+              // What it changed, read as it is stored: blocks people brought back are not in it.
+              changes_json: JSON.stringify({
+                ...recordChanges(live.doc, outcome.added, watch.removed, outcome.changed),
+                agent: writer.name,
+                for: writer.for,
+              }),
             };
           },
         },
       });
-      // Pruning looks at old rows only now and then; between times there is nothing to prune.
-      if (newVersion % 25 === 0) await prune(id);
       const rest = checked.content.slice(outcome.written.length);
       return {
         document_id: id,
@@ -382,78 +232,6 @@ export function editor({ deps, store, hooks, acquire, digestAt, holdsDigest, pru
     );
   }
 
-  /**
-   * Lands the write: new blocks after the target, in steps; the blocks replaced are marked
-   * deleted, except those a person changed since the write resolved them (or since the version
-   * the caller read, `changedIds`), which are kept.
-   */
-  async function apply(
-    live: LiveDoc,
-    checked: Checked,
-    target: Target,
-    removed: Set<BlockMap>,
-    changedIds: Set<string> | undefined,
-    show: (blocks: string[]) => void,
-  ) {
-    const kept: KeptBlock[] = [];
-    if (checked.mode === 'replace_section' && target.blocks.every((b) => !present(live, b.map))) {
-      return { gone: true as const, kept, written: '', stop: undefined };
-    }
-    let content = capPrefix(checked.content, CONTENT_CAP);
-    let stop: 'cap' | 'anchor_gone' | undefined = content.length < checked.content.length ? 'cap' : undefined;
-    const origin = store.agentOrigin;
-    // The appended text starts on a line of its own, unless it continues a line a capped write
-    // had to cut.
-    const last = checked.mode === 'append' && content !== '' ? lastNonEmptyText(live.doc) : null;
-
-    live.doc.transact(() => {
-      for (const { map, text } of target.blocks) {
-        if (!present(live, map)) continue;
-        if (blockText(map).toString() !== text || changedIds?.has(shortId(map))) {
-          kept.push({ id: map.get('id') as string, excerpt: blockText(map).toString().trim().slice(0, 200) });
-          continue;
-        }
-        map.set('deleted', true);
-        removed.add(map);
-      }
-      if (last) {
-        const map = last.parent as BlockMap | null;
-        if (map?.get('continues') === true) map.delete('continues');
-        else if (!last.toString().endsWith('\n')) last.insert(last.length, '\n');
-      }
-    }, origin);
-
-    const pieces = splitBlocks(content);
-    let anchor: BlockMap | null | undefined = target.after;
-    let written = '';
-    for (let i = 0; i < pieces.length; i += BLOCKS_PER_STEP) {
-      if (i > 0) {
-        await new Promise((resolve) => setImmediate(resolve));
-        // A person removed what this write was adding to: stop, and say not to add it again.
-        if (anchor && !present(live, anchor) && !removed.has(anchor)) {
-          stop = 'anchor_gone';
-          break;
-        }
-      }
-      const step = pieces.slice(i, i + BLOCKS_PER_STEP);
-      const maps = step.map(newBlock);
-      const blocks = blockArray(live.doc);
-      const at =
-        anchor === undefined ? blocks.length : anchor === null ? 0 : positionOf(live.doc, anchor) + 1;
-      live.doc.transact(() => blocks.insert(at < 0 ? blocks.length : at, maps), origin);
-      show(maps.map((m) => m.get('id') as string));
-      anchor = maps.at(-1)!;
-      written += step.join('');
-    }
-    // A write cut inside a line marks its last block, so the append that follows continues the line.
-    if (stop === 'cap' && !written.endsWith('\n') && anchor) {
-      const last = anchor;
-      live.doc.transact(() => last.set('continues', true), origin);
-    }
-    if (stop === 'anchor_gone') content = written;
-    return { gone: false as const, kept, written: stop === 'anchor_gone' ? written : content, stop };
-  }
-
   return { edit };
 }
 
@@ -461,17 +239,6 @@ export function editor({ deps, store, hooks, acquire, digestAt, holdsDigest, pru
 function changedBlocks(then: BlockDigest, now: BlockDigest): Set<string> {
   const before = new Map(then);
   return new Set(now.filter(([id, hash]) => before.get(id) !== hash).map(([id]) => id));
-}
-
-/** What to call next after a write stopped at the cap, so the rest lands right after what was written. */
-function capNextStep(mode: Mode, written: string, rest: string): string {
-  const begins = JSON.stringify(rest.slice(0, 60));
-  if (mode !== 'replace_section') {
-    return `Call edit_document with mode "append" and content_markdown set to the rest of your content: the ${rest.length} characters from character ${written.length} on, which begin ${begins}.`;
-  }
-  // replace_section replaces whole blocks, so the last block written is quoted and written again with the rest.
-  const lastBlock = splitBlocks(written).at(-1) ?? '';
-  return `The section now ends with the block ${JSON.stringify(lastBlock)}. To add the rest after it, call edit_document with mode "replace_section", section_excerpt set to that block, and content_markdown set to that block followed directly by the rest of your content: the ${rest.length} characters from character ${written.length} on, which begin ${begins}.`;
 }
 
 function keptBlocks(kept: KeptBlock[]) {

@@ -76,6 +76,7 @@ export function persister(deps: Deps, log: DocLog, stored: (live: LiveDoc, marks
                 result_version: eb.ref('excluded.result_version'),
                 result_blocks_json: eb.ref('excluded.result_blocks_json'),
                 kept_json: eb.ref('excluded.kept_json'),
+                changes_json: eb.ref('excluded.changes_json'),
               })),
             )
             .execute();

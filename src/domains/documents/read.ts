@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { DomainError } from '../../errors.ts';
 import type { Deps } from '../deps.ts';
 import type { Actor } from '../workspace/actor.ts';
@@ -9,8 +10,6 @@ import { sliceWindow } from './text.ts';
 
 export const WINDOW_MAX = 24_000;
 export const VERSIONS_SHOWN = 20;
-const PRUNE_KEEP = 100;
-const PRUNE_AGE_MS = 30 * 86_400_000;
 
 /** A number argument clamped into range; anything not a finite number takes the default. */
 export function clampNumber(value: unknown, min: number, max: number, fallback: number): number {
@@ -65,8 +64,11 @@ export function reader(deps: Deps, store: DocumentStore) {
         'checkpoints.pinned',
         'checkpoints.instruction',
         'checkpoints.kept_json',
+        'checkpoints.result_version',
         'checkpoints.created_at',
         'people.name as author',
+        // Whether the row records what its write changed (so it can be undone alone).
+        sql<number>`case when checkpoints.changes_json is null then 0 else 1 end`.as('undoable'),
       ])
       .where('checkpoints.artifact_id', '=', artifact.id)
       .orderBy('checkpoints.id', 'desc')
@@ -86,6 +88,11 @@ export function reader(deps: Deps, store: DocumentStore) {
         ...(r.kept_json
           ? { kept_blocks: JSON.parse(r.kept_json) as { count: number; excerpts: string[] } }
           : {}),
+        // For the app: who wrote it (an agent for the author, or the author), the version it made.
+        by: (r.reason === 'agent_edit' ? 'agent' : 'person') as 'agent' | 'person',
+        made_version:
+          r.reason === 'agent_edit' && r.result_version !== null ? r.result_version : r.doc_version,
+        undoable: Number(r.undoable) === 1,
       })),
     };
   }
@@ -129,28 +136,5 @@ export function reader(deps: Deps, store: DocumentStore) {
     return row !== undefined;
   }
 
-  /**
-   * Automatic version rows older than a month are pruned once a document has more than 100;
-   * named (pinned) ones are kept forever.
-   */
-  async function prune(artifactId: string): Promise<void> {
-    const keep = await db
-      .selectFrom('checkpoints')
-      .select('id')
-      .where('artifact_id', '=', artifactId)
-      .orderBy('id', 'desc')
-      .offset(PRUNE_KEEP)
-      .limit(1)
-      .executeTakeFirst();
-    if (!keep) return;
-    await db
-      .deleteFrom('checkpoints')
-      .where('artifact_id', '=', artifactId)
-      .where('pinned', '=', 0)
-      .where('id', '<=', keep.id)
-      .where('created_at', '<', Date.now() - PRUNE_AGE_MS)
-      .execute();
-  }
-
-  return { read, versions, digestAt, holdsDigest, prune };
+  return { read, versions, digestAt, holdsDigest };
 }

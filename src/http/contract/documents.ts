@@ -75,6 +75,12 @@ export const versionRow = z.object({
   author_label: z.string().optional(),
   instruction: z.string().optional(),
   created_at: z.number(),
+  /** Whether an agent wrote it (for the author) or the author did. */
+  by: z.enum(['agent', 'person']).optional(),
+  /** The version the row stands for: what its write produced. */
+  made_version: z.number().optional(),
+  /** Whether its write can be undone alone (Show changes, Undo). */
+  undoable: z.boolean().optional(),
 });
 export type VersionRow = z.infer<typeof versionRow>;
 

@@ -314,7 +314,12 @@ export const getDocumentVersions = defineTool({
     ),
   }),
   async run({ actor, services }, args) {
-    const result = await services.documents.versions(actor, args);
+    const all = await services.documents.versions(actor, args);
+    // The tool gives the rows as the spec words them; what the app adds stays in the app.
+    const result = {
+      document_id: all.document_id,
+      versions: all.versions.map(({ by: _by, made_version: _made, undoable: _undoable, ...row }) => row),
+    };
     const lines = result.versions.map((v) => {
       const bits = [`version ${v.doc_version}`, v.reason];
       if (v.label) bits.push(`“${v.label}”`);

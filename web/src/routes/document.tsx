@@ -4,7 +4,12 @@ import { Link, Navigate, useParams } from 'react-router';
 import { call } from '../api.ts';
 import { useAction, useResource, useTitle } from '../hooks.ts';
 import { readDocument } from '../../../src/http/contract/documents.ts';
-import { nameDocumentVersion, restoreDocumentVersion } from '../../../src/http/contract/document-versions.ts';
+import {
+  agentBlocks,
+  nameDocumentVersion,
+  restoreDocumentVersion,
+} from '../../../src/http/contract/document-versions.ts';
+import { agentMarks, setAgentMarks, type AgentMark } from '../editor/agent-marks.ts';
 import { markdownRenderer } from '../../../src/http/view/rendered-markdown.ts';
 import { commentAnchors, passageOf, showAnchors } from '../editor/anchors.ts';
 import { markdownOf } from '../editor/binding.ts';
@@ -126,12 +131,15 @@ function Editor({
   anchors,
   onActivate,
   handleRef,
+  marks,
 }: {
   live: Live;
   onSelection: (text: string) => void;
   anchors: readonly PassageAnchor[];
   onActivate: (threadId: string) => void;
   handleRef: RefObject<EditorHandle | null>;
+  /** Passages agents wrote recently, marked with who wrote them for whom (none: keep those shown). */
+  marks?: AgentMark[] | undefined;
 }) {
   const parent = useRef<HTMLDivElement>(null);
   const editor = useRef<LiveEditor | undefined>(undefined);
@@ -148,7 +156,7 @@ function Editor({
         live.provider.setAwarenessField('cursor', { anchor, head });
         select.current(text);
       },
-      extensions: [commentAnchors((threadId) => activate.current(threadId))],
+      extensions: [commentAnchors((threadId) => activate.current(threadId)), agentMarks],
     });
     editor.current = made;
     handleRef.current = {
@@ -201,6 +209,9 @@ function Editor({
         })),
     );
   }, [live.people]);
+  useEffect(() => {
+    if (marks) editor.current?.view.dispatch({ effects: setAgentMarks.of(marks) });
+  }, [marks, live.doc]);
   return (
     <div className="editor-frame">
       <FormattingToolbar view={() => editor.current?.view} />
@@ -305,6 +316,14 @@ export default function DocumentView() {
   }, []);
   useTitle(doc.data ? doc.data.title : doc.error?.notFound ? 'Document not found' : 'Document');
 
+  // Passages agents wrote in the last day, marked in the editor (re-read as the versions are).
+  const marked = useResource(`agent-blocks:${id}:${stamp}`, () => call(agentBlocks, { params: { id } }));
+  // None while the next answer loads: the editor keeps the marks it shows until then.
+  const marks = useMemo(
+    () => marked.data?.blocks.map((b) => ({ text: b.text, by: b.by_label })),
+    [marked.data],
+  );
+
   // The version list follows stored changes: re-read a little after the text settles.
   const [version, setVersion] = useState<number | undefined>();
   useEffect(() => {
@@ -402,6 +421,7 @@ export default function DocumentView() {
             anchors={anchors}
             onActivate={focusThread}
             handleRef={editorHandle}
+            marks={marks}
           />
         ) : live?.synced && d.type === 'document' ? (
           <div
@@ -432,6 +452,15 @@ export default function DocumentView() {
           current={current}
           stamp={`${d.version}:${stamp}`}
           restore={mayWrite ? restore : undefined}
+          changes
+          undone={
+            mayWrite
+              ? (v: number) => {
+                  setVersion(v);
+                  setStamp((s) => s + 1);
+                }
+              : undefined
+          }
         />
         {mayWrite && <NameVersion documentId={d.document_id} named={() => setStamp((s) => s + 1)} />}
       </div>
