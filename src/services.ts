@@ -76,7 +76,7 @@ export function createServices(storage: Storage, options: ServiceOptions = {}) {
     reruns: rerunsService(deps, { queued: heard }),
     agents: agentsService(deps),
     /** What the automation pages show beyond the tools: plan versions, runs in full, waiting approvals. */
-    automationViews: automationViews(deps),
+    automationViews: automationViews(deps, options.automations),
     pages: pagesService(deps),
     documents,
     comments: commentsService(deps, anchors(documents.store)),

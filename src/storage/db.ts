@@ -21,6 +21,7 @@ import * as m012 from './migrations/012_delivery_bodies.ts';
 import * as m013 from './migrations/013_collab_ticket_uses.ts';
 import * as m014 from './migrations/014_notification_links.ts';
 import * as m015 from './migrations/015_credential_bounds.ts';
+import * as m018 from './migrations/018_names_and_uses.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -67,6 +68,7 @@ const migrations: [string, Migration][] = [
   ['013_collab_ticket_uses', m013],
   ['014_notification_links', m014],
   ['015_credential_bounds', m015],
+  ['018_names_and_uses', m018],
 ];
 
 export async function openStorage(options: StorageOptions): Promise<Storage> {

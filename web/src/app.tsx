@@ -6,6 +6,7 @@ import { me, switchWorkspace } from '../../src/http/contract/people.ts';
 import { PageBoundary } from './ui/boundary.tsx';
 import { Field } from './ui/field.tsx';
 import { ErrorNote, Loading, NotFound } from './ui/status.tsx';
+import { NotificationsLink } from './ui/unread.tsx';
 
 // Each page is its own chunk: the first load carries only the shell and the page opened.
 const Home = lazy(() => import('./routes/home.tsx'));
@@ -73,9 +74,13 @@ function Header() {
         <ul>
           {NAV.map((item) => (
             <li key={item.to}>
-              <NavLink to={item.to} end={item.end}>
-                {item.label}
-              </NavLink>
+              {item.to === '/notifications' ? (
+                <NotificationsLink />
+              ) : (
+                <NavLink to={item.to} end={item.end}>
+                  {item.label}
+                </NavLink>
+              )}
             </li>
           ))}
         </ul>

@@ -128,6 +128,7 @@ export function notificationsService(deps: Deps) {
       // Ids only, as stored when it was sent: the automation's page says whether it can be opened.
       ...(r.automation_id ? { automation_id: r.automation_id } : {}),
       ...(r.automation_id && r.run_id ? { run_id: r.run_id } : {}),
+      ...(r.approval_id ? { approval_id: r.approval_id } : {}),
       read: r.read === 1,
       at: r.created_at,
     }));
@@ -143,5 +144,15 @@ export function notificationsService(deps: Deps) {
       .$if(ids !== 'all', (q) => q.where('id', 'in', ids as string[]))
       .execute();
   }
-  return { list, markRead };
+  /** How many of the person's notifications are unread. */
+  async function unread(actor: Actor): Promise<number> {
+    const row = await deps.db
+      .selectFrom('notifications')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('person_id', '=', actor.personId)
+      .where('read', '=', 0)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+  return { list, markRead, unread };
 }

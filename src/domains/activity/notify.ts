@@ -14,6 +14,8 @@ export interface Notice {
   /** For an automation's notice: the automation, and the run it is about, which the app links to. */
   automationId?: string | null;
   runId?: string | null;
+  /** For an approval's notice: the approval, whose card the notification shows. */
+  approvalId?: string | null;
 }
 
 /** The one writer of `notifications`: inserts one in the caller's transaction (secrets masked) and returns its id. */
@@ -31,6 +33,7 @@ export async function notify(on: Db, notice: Notice): Promise<string> {
       thread_id: notice.threadId ?? null,
       automation_id: notice.automationId ?? null,
       run_id: notice.runId ?? null,
+      approval_id: notice.approvalId ?? null,
       body: maskSecrets(notice.body),
       read: 0,
       created_at: Date.now(),

@@ -100,7 +100,8 @@ export async function requestApproval(trx: Db, request: ApprovalRequest): Promis
       kind: 'automation',
       automationId: automation.id,
       runId: run.id,
-      body: `${automation.name} asks for approval: ${message} (approval ${approvalId}; decide with POST /api/approvals/${approvalId} or tandem approve ${approvalId})`,
+      approvalId,
+      body: `“${automation.name}” is waiting for your approval: ${message}`,
     });
   }
 }

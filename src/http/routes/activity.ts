@@ -1,5 +1,5 @@
 import { toolNames } from '../api-people.ts';
-import { listActivity, listNotifications } from '../contract/people.ts';
+import { listActivity, listNotifications, unreadNotifications } from '../contract/people.ts';
 import { defineRoute } from '../route.ts';
 
 /** What the person was told, and what agents did for them. */
@@ -12,6 +12,12 @@ export const activityRoutes = [
     handler: async ({ services, actor, query }) => ({
       notifications: await services.notifications.list(actor, query.limit ?? 100),
     }),
+  }),
+  defineRoute({
+    ...unreadNotifications,
+    description: 'how many of the caller’s notifications are unread',
+    scopes: [],
+    handler: async ({ services, actor }) => ({ unread: await services.notifications.unread(actor) }),
   }),
   defineRoute({
     ...listActivity,

@@ -5,6 +5,7 @@ import { JsonValue } from '../ui/json.tsx';
 import { ErrorNote, Loading } from '../ui/status.tsx';
 import { duration, When } from '../ui/time.tsx';
 import { Rerun } from './automation-rerun.tsx';
+import { RunApprovals } from './run-approvals.tsx';
 import { causeText, isActive } from './automation-words.ts';
 
 const STATUS: Record<string, string> = {
@@ -168,6 +169,7 @@ export function RunDetail({
               {run.data.error}
             </p>
           )}
+          <RunApprovals automationId={automationId} runId={runId} onDecided={run.reload} />
           <div className="table-wrap">
             <table className="stack">
               <caption>Steps of this run</caption>

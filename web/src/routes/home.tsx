@@ -5,6 +5,8 @@ import { listAutomations } from '../../../src/http/contract/automations.ts';
 import { listDocuments } from '../../../src/http/contract/documents.ts';
 import { awaitingApprovals, listNotifications } from '../../../src/http/contract/people.ts';
 import { artifactPath, notificationLinks, TYPE_NAMES } from '../ui/links.ts';
+import { ApprovalCard } from '../ui/approval.tsx';
+import { markOpened } from '../ui/unread.tsx';
 import { ErrorNote, Loading } from '../ui/status.tsx';
 import { When } from '../ui/time.tsx';
 import { degradedText } from './automation-words.ts';
@@ -38,51 +40,57 @@ function Recent() {
   );
 }
 
-function Attention() {
+/** Approvals this person may decide, each with what it lets happen and its buttons. */
+function Waiting() {
   const approvals = useResource('awaiting', () => call(awaitingApprovals, {}));
+  const list = approvals.data?.approvals ?? [];
+  return (
+    <section aria-labelledby="waiting" className="wide">
+      <h2 id="waiting">Waiting for you</h2>
+      <ErrorNote error={approvals.error} />
+      {approvals.loading ? (
+        <Loading what="approvals" />
+      ) : list.length === 0 ? (
+        <p className="muted">No approval waits on you.</p>
+      ) : (
+        <ul className="cards plain">
+          {list.map((a) => (
+            <li key={a.approval_id}>
+              <ApprovalCard card={a} onDecided={approvals.reload} />
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+function Attention() {
   const automations = useResource('automations', () => call(listAutomations, {}));
   const failing = (automations.data?.automations ?? []).filter(
     (a) => a.consecutive_failures > 0 || a.degraded_reason,
   );
-  const loading = approvals.loading || automations.loading;
-  const none = !loading && approvals.data?.approvals.length === 0 && failing.length === 0;
   return (
     <section aria-labelledby="attention">
       <h2 id="attention">Automations that need attention</h2>
-      <ErrorNote error={approvals.error ?? automations.error} />
-      {loading && <Loading what="automations" />}
-      {none && <p className="muted">Nothing waits on you, and no automation is failing.</p>}
-      {approvals.data && approvals.data.approvals.length > 0 && (
-        <>
-          <h3>Waiting for your approval</h3>
-          <ul className="plain">
-            {approvals.data.approvals.map((a) => (
-              <li key={a.approval_id}>
-                <Link to={`/sessions/${encodeURIComponent(a.session_id)}`}>{a.message}</Link>{' '}
-                <span className="muted">
-                  {a.automation_name} · asked <When at={a.created_at} />
-                </span>
-              </li>
-            ))}
-          </ul>
-        </>
+      <ErrorNote error={automations.error} />
+      {automations.loading && <Loading what="automations" />}
+      {!automations.loading && failing.length === 0 && (
+        <p className="muted">No automation is failing or unable to run.</p>
       )}
       {failing.length > 0 && (
-        <>
-          <h3>Failing or unable to run</h3>
-          <ul className="plain">
-            {failing.map((a) => (
-              <li key={a.automation_id}>
-                <Link to={`/automations/${encodeURIComponent(a.automation_id)}`}>{a.name}</Link>{' '}
-                <span className="warn">
-                  {a.degraded_reason
-                    ? degradedText(a.degraded_reason)
-                    : `${a.consecutive_failures} failed run${a.consecutive_failures === 1 ? '' : 's'} in a row`}
-                </span>
-              </li>
-            ))}
-          </ul>
-        </>
+        <ul className="plain">
+          {failing.map((a) => (
+            <li key={a.automation_id}>
+              <Link to={`/automations/${encodeURIComponent(a.automation_id)}`}>{a.name}</Link>{' '}
+              <span className="warn">
+                {a.degraded_reason
+                  ? degradedText(a.degraded_reason)
+                  : `${a.consecutive_failures} failed run${a.consecutive_failures === 1 ? '' : 's'} in a row`}
+              </span>
+            </li>
+          ))}
+        </ul>
       )}
     </section>
   );
@@ -106,7 +114,13 @@ function Unread() {
             const [first] = notificationLinks(n);
             return (
               <li key={n.id}>
-                {first ? <Link to={first.to}>{n.body}</Link> : n.body}{' '}
+                {first ? (
+                  <Link to={first.to} onClick={() => void markOpened([n.id]).catch(() => undefined)}>
+                    {n.body}
+                  </Link>
+                ) : (
+                  n.body
+                )}{' '}
                 <span className="muted">
                   · <When at={n.at} />
                 </span>
@@ -127,6 +141,7 @@ export default function Home() {
   return (
     <>
       <h1>Home</h1>
+      <Waiting />
       <div className="grid">
         <Attention />
         <Unread />
