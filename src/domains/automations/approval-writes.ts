@@ -41,9 +41,9 @@ export interface WriteAfterApproval {
 }
 
 const ACTIONS: Record<string, string> = {
-  'documents.append_to_document': 'Append to the document',
-  'documents.create_document': 'Create a document',
-  'pages.write_page': 'Replace the page’s HTML',
+  'documents.append_to_document': 'Append to',
+  'documents.create_document': 'Create the document',
+  'pages.write_page': 'Replace the HTML of',
   'comments.add_comment': 'Comment on',
   'conversations.post_message': 'Post a message in',
   'github.create_issue': 'Open a GitHub issue in',
@@ -67,6 +67,9 @@ const TEXTS: Record<string, [string, string]> = {
   'slack.post_to_thread': ['text', 'Message'],
   'email.send': ['body', 'E-mail text'],
 };
+
+/** Input fields the target says in words. */
+const NAMED_BY_TARGET = new Set(['document_id', 'page_id', 'conversation_id', 'thread_id']);
 
 /** The most of one text shown on a card. */
 const TEXT_SHOWN = 4000;
@@ -260,6 +263,8 @@ async function describeWrite(
   const input: Record<string, unknown> = {};
   let text: WriteAfterApproval['text'];
   for (const [k, v] of Object.entries(shownInput)) {
+    // The target names these (a title, or that it cannot be opened): never shown as bare ids.
+    if (NAMED_BY_TARGET.has(k)) continue;
     if (k === textField && typeof v === 'string') text = { label: textLabel as string, value: shorten(v) };
     else input[k] = typeof v === 'string' ? shorten(v) : v;
   }

@@ -1,9 +1,15 @@
+import { useState } from 'react';
 import { Link } from 'react-router';
 import { call } from '../api.ts';
 import { useResource, useTitle } from '../hooks.ts';
 import { listAutomations } from '../../../src/http/contract/automations.ts';
 import { listDocuments } from '../../../src/http/contract/documents.ts';
-import { awaitingApprovals, listNotifications } from '../../../src/http/contract/people.ts';
+import {
+  awaitingApprovals,
+  listNotifications,
+  readApproval,
+  type ApprovalCard as ApprovalCardData,
+} from '../../../src/http/contract/people.ts';
 import { artifactPath, notificationLinks, TYPE_NAMES } from '../ui/links.ts';
 import { ApprovalCard } from '../ui/approval.tsx';
 import { markOpened } from '../ui/unread.tsx';
@@ -43,7 +49,15 @@ function Recent() {
 /** Approvals this person may decide, each with what it lets happen and its buttons. */
 function Waiting() {
   const approvals = useResource('awaiting', () => call(awaitingApprovals, {}));
-  const list = approvals.data?.approvals ?? [];
+  // A card decided here stays, saying who decided, until the page is left.
+  const [decided, setDecided] = useState<ApprovalCardData[]>([]);
+  const waiting = approvals.data?.approvals ?? [];
+  const list = [...waiting, ...decided.filter((d) => !waiting.some((a) => a.approval_id === d.approval_id))];
+  const after = (id: string) => async () => {
+    const now = await call(readApproval, { params: { id } }).catch(() => undefined);
+    if (now) setDecided((d) => [...d.filter((c) => c.approval_id !== id), now]);
+    await approvals.reload();
+  };
   return (
     <section aria-labelledby="waiting" className="wide">
       <h2 id="waiting">Waiting for you</h2>
@@ -56,7 +70,7 @@ function Waiting() {
         <ul className="cards plain">
           {list.map((a) => (
             <li key={a.approval_id}>
-              <ApprovalCard card={a} onDecided={approvals.reload} />
+              <ApprovalCard card={a} onDecided={after(a.approval_id)} />
             </li>
           ))}
         </ul>

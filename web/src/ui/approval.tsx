@@ -55,7 +55,7 @@ function Write({ write }: { write: WriteAfterApproval }) {
         </dl>
       )}
       {write.pending.length > 0 && (
-        <ul className="pending small">
+        <ul className="later-fields small">
           {write.pending.map((p) => (
             <li key={p.field}>
               <code>{p.field}</code> is known only after the approval: {p.reason}.
@@ -140,7 +140,7 @@ export function ApprovalCard({
           <p className="small muted">Approving lets the run go on; no step after it writes anything.</p>
         ) : (
           <>
-            <p className="small" id={`w-${id}`}>
+            <p className="writes-label" id={`w-${id}`}>
               Writes after approval
             </p>
             <ul className="writes" aria-labelledby={`w-${id}`}>
