@@ -76,12 +76,14 @@ for (const db of DATABASES) {
           return read.runs?.find((r) => r.run_id === runId)?.status === 'failed';
         });
         await waitFor(async () =>
-          (await app.h.services.notifications.list(actor)).some((n) => n.body.includes(runId)),
+          (await app.h.services.notifications.list(actor)).some((n) => n.run_id === runId),
         );
-        const notice = (await app.h.services.notifications.list(actor)).find((n) => n.body.includes(runId));
+        const notice = (await app.h.services.notifications.list(actor)).find((n) => n.run_id === runId);
         assert.ok(notice, 'the engine wrote the notice with the run');
         assert.equal(notice.automation_id, published.automation_id);
         const body = notice.body;
+        // A sentence a person reads: the automation by name and what went wrong, no ids.
+        assert.equal(body, `“${name}” failed: the tracker is down`);
         return { automationId: published.automation_id, runId, name, body };
       }
 
@@ -153,10 +155,10 @@ for (const db of DATABASES) {
           automation_id: published.automation_id,
         });
         await waitFor(async () =>
-          (await app.h.services.notifications.list(actor)).some((n) => n.body.startsWith(`${name} asks`)),
+          (await app.h.services.notifications.list(actor)).some((n) => n.body.startsWith(`“${name}” is waiting for your approval`)),
         );
         const page = await open(ada, app.url('/notifications'));
-        const card = page.getByRole('listitem').filter({ hasText: `${name} asks for approval` });
+        const card = page.getByRole('listitem').filter({ hasText: `“${name}” is waiting for your approval` });
         await card.getByRole('link', { name: 'Open the run' }).click();
         await page.waitForURL(`**/automations/${published.automation_id}?run=${runId}`);
         await page.getByRole('region', { name: `Run ${runId}` }).waitFor();

@@ -41,3 +41,14 @@ export async function notify(on: Db, notice: Notice): Promise<string> {
     .execute();
   return id;
 }
+
+/** Marks a person's notice of an approval read, in the caller's transaction (they decided it). */
+export async function markApprovalNoticeRead(on: Db, approvalId: string, personId: string): Promise<void> {
+  await on
+    .updateTable('notifications')
+    .set({ read: 1 })
+    .where('approval_id', '=', approvalId)
+    .where('person_id', '=', personId)
+    .where('read', '=', 0)
+    .execute();
+}

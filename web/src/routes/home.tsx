@@ -67,7 +67,7 @@ function Waiting() {
       ) : list.length === 0 ? (
         <p className="muted">No approval waits on you.</p>
       ) : (
-        <ul className="cards plain">
+        <ul className="cards">
           {list.map((a) => (
             <li key={a.approval_id}>
               <ApprovalCard card={a} onDecided={after(a.approval_id)} />

@@ -29,7 +29,7 @@ export function RunApprovals({
     <section aria-labelledby={`approvals-${runId}`}>
       <h4 id={`approvals-${runId}`}>Approvals of this run</h4>
       <ErrorNote error={approvals.error} />
-      <ul className="cards plain">
+      <ul className="cards">
         {list.map((a) => (
           <li key={a.approval_id}>
             <ApprovalCard
