@@ -15,6 +15,10 @@ import { rerunsService } from './domains/automations/reruns.ts';
 import { automationViews } from './domains/automations/views.ts';
 import { commentsService } from './domains/comments/comments.ts';
 import { connectorsService } from './domains/connectors/connectors.ts';
+import { connectorOverview } from './domains/connectors/overview.ts';
+import { testConnection, type TestNet } from './domains/connectors/test-connection.ts';
+import { directoryService } from './domains/workspace/directory.ts';
+import type { Actor } from './domains/workspace/actor.ts';
 import { processSecretKey, secretBox } from './domains/connectors/secrets.ts';
 import type { Deps } from './domains/deps.ts';
 import { recordEvent } from './domains/automations/events.ts';
@@ -62,6 +66,7 @@ export function createServices(storage: Storage, options: ServiceOptions = {}) {
   const tokens = tokensService(deps);
   const sessions = sessionsService(deps);
   const oauth = oauthRecords(deps);
+  const connectors = connectorsService(deps);
   return {
     deps,
     storage,
@@ -82,7 +87,15 @@ export function createServices(storage: Storage, options: ServiceOptions = {}) {
     comments: commentsService(deps, anchors(documents.store)),
     people: peopleService(deps),
     /** Connections to outside services and their settings (secrets sealed). */
-    connectors: connectorsService(deps),
+    connectors,
+    /** The shared connectors as Settings shows them to admins, and `Test connection`. */
+    connectorSettings: {
+      ...connectorOverview(deps, connectors),
+      test: (actor: Actor, args: { provider?: unknown; personal?: unknown }, net: TestNet) =>
+        testConnection(deps, actor, args, net),
+    },
+    /** The workspace's people and agents, as Settings shows them to admins. */
+    directory: directoryService(deps),
     tokens,
     sessions,
     /** The authorization server's stored records (its adapter's storage). */

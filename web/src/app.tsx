@@ -18,6 +18,7 @@ const Automation = lazy(() => import('./routes/automation.tsx'));
 const Session = lazy(() => import('./routes/session.tsx'));
 const Notifications = lazy(() => import('./routes/notifications.tsx'));
 const Activity = lazy(() => import('./routes/activity.tsx'));
+const Settings = lazy(() => import('./routes/settings.tsx'));
 
 const NAV = [
   { to: '/', label: 'Home', end: true },
@@ -96,7 +97,7 @@ function Header() {
             )}
           </>
         )}
-        <a href="/settings">Settings</a>
+        <NavLink to="/settings">Settings</NavLink>
         <form method="post" action="/logout">
           <button type="submit" className="link">
             Sign out
@@ -140,6 +141,7 @@ export function App() {
               <Route path="/sessions/:id" element={<Session />} />
               <Route path="/notifications" element={<Notifications />} />
               <Route path="/activity" element={<Activity />} />
+              <Route path="/settings" element={<Settings />} />
               <Route path="*" element={<NotFound what="Page" />} />
             </Routes>
           </Suspense>

@@ -15,6 +15,7 @@ export const me = endpoint({
     workspace,
     workspaces: z.array(workspace),
     scopes: z.array(z.string()),
+    admin: z.boolean().optional(),
   }),
 });
 

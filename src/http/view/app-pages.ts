@@ -13,6 +13,7 @@ export const APP_ROUTES = [
   '/sessions/:id',
   '/notifications',
   '/activity',
+  '/settings',
 ] as const;
 
 const PATTERNS = APP_ROUTES.map(
