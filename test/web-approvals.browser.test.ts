@@ -206,8 +206,8 @@ for (const db of DATABASES) {
       await shoot(narrow, 'approvals', `notifications-phone-${db.name}`);
       await narrow.close();
 
-      // Another page shows the same card; this one decides first.
-      const session = await open(ada, app.url(`/sessions/${w.sessionId}`));
+      // Another page (Home, which does not follow) shows the same card; this one decides first.
+      const session = await open(ada, app.url('/'));
       const stale = card(session, w);
       await stale.getByRole('button', { name: 'Approve' }).waitFor();
       const here = notice.locator(`#approval-${w.approvalId}`);

@@ -83,7 +83,7 @@ for (const db of DATABASES) {
         assert.equal(notice.automation_id, published.automation_id);
         const body = notice.body;
         // A sentence a person reads: the automation by name and what went wrong, no ids.
-        assert.equal(body, `“${name}” failed: the tracker is down`);
+        assert.equal(body, `“${name}” failed: check: the tracker is down`);
         return { automationId: published.automation_id, runId, name, body };
       }
 

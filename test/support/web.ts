@@ -39,11 +39,16 @@ export interface WebApp {
  * and Debian's Chromium to drive it. Everyone in the fixture gets the same password. The engine
  * takes `engineOptions` (stand-ins for outside connector calls, say).
  */
-export async function openWebApp(db: TestDatabase, engineOptions: EngineOptions = {}): Promise<WebApp> {
+export async function openWebApp(
+  db: TestDatabase,
+  engineOptions: EngineOptions = {},
+  /** The server's environment beyond the defaults (TANDEM_HTTP_ALLOW for local stand-ins, say). */
+  serverEnv: Record<string, string> = {},
+): Promise<WebApp> {
   requireBuiltApp();
   const h = await setup(db);
   const dataDir = mkdtempSync(join(tmpdir(), 'tandem-web-'));
-  const server = await startOnFreePorts(h.services, dataDir);
+  const server = await startOnFreePorts(h.services, dataDir, serverEnv);
   // The engine runs on its own, as in `tandem serve`; it looks for work itself on both databases.
   const engine = createEngine(h.services, { leaseMs: 5000, pollMs: 100, dispatch: 'poll', ...engineOptions });
   await engine.start();

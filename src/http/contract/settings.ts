@@ -132,6 +132,7 @@ export const saveConnector = endpoint({
 export const testConnector = endpoint({
   method: 'POST',
   path: '/settings/connectors/:provider/test',
+  body: z.object({}),
   output: z.object({ ok: z.boolean(), message: z.string() }),
 });
 

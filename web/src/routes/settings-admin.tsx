@@ -86,7 +86,7 @@ function Connector({ connector, onChanged }: { connector: ConnectorSettings; onC
   const test = () =>
     void action.perform(async () => {
       setAnswer(undefined);
-      setAnswer(await call(testConnector, { params: { provider: c.provider } }));
+      setAnswer(await call(testConnector, { params: { provider: c.provider }, body: {} }));
     });
   const headingId = `connector-${c.provider}`;
   return (
