@@ -189,10 +189,9 @@ export interface ActivityTable {
   created_at: number;
   /** The agent that made the call for the person (the assistant's reads), if one did. */
   agent: string | null;
-  /** What the call came through (018): `token`, `oauth`, `session` or `local`, its id and its name then. */
+  /** What the call came through (018): `token`, `oauth`, `session` or `local`, and the token's or app's id. */
   via_kind: string | null;
   via_id: string | null;
-  via_name: string | null;
 }
 
 export interface TokenTable {

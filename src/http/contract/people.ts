@@ -74,6 +74,12 @@ export const activityEntry = z.object({
   id: z.string(),
   tool: z.string(),
   targets: z.array(z.string()),
+  /** The objects touched, named as the reader may see them now. */
+  named: z
+    .array(z.object({ id: z.string(), kind: z.string(), label: z.string(), open: z.boolean() }))
+    .optional(),
+  /** What the call came through: an app, a token, the command line, an agent. */
+  via: z.object({ key: z.string(), label: z.string() }).optional(),
   outcome: z.string(),
   error_code: z.string().optional(),
   duration_ms: z.number(),
@@ -90,11 +96,15 @@ export const listActivity = endpoint({
     outcome: choiceParam('ok', 'error'),
     /** An entry id: the entries older than it. */
     before: textParam(100),
+    /** What the calls came through (`via.key` of an entry). */
+    via: textParam(200),
   },
   output: z.object({
     activity: z.array(activityEntry),
     /** Every tool an agent can call, for the filter. */
     tools: z.array(z.string()),
+    /** What the person's calls came through, for the filter by app. */
+    vias: z.array(z.object({ key: z.string(), label: z.string() })).optional(),
   }),
 });
 

@@ -30,8 +30,10 @@ export const activityRoutes = [
         tool: query.tool,
         outcome: query.outcome,
         before: query.before,
+        via: query.via,
       }),
       tools: toolNames(),
+      vias: await services.activity.vias(actor),
     }),
   }),
 ];

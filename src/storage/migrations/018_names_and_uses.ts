@@ -8,9 +8,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // (moved at most once a minute). Tokens made before have no name and no known use.
   await db.schema.alterTable('tokens').addColumn('name', 'text').execute();
   await db.schema.alterTable('tokens').addColumn('last_used_at', 'bigint').execute();
-  // What a tool call came through: `token`, `oauth` (an app), `session` (the app itself) or
-  // `local` (the command line), the token or app's id, and its name as it was at the time.
+  // What a tool call came through: `token` (a personal access token), `oauth` (an app), `session`
+  // or `local` (the command line), and the token's or the app's id; names are looked up when read.
   await db.schema.alterTable('activity').addColumn('via_kind', 'text').execute();
   await db.schema.alterTable('activity').addColumn('via_id', 'text').execute();
-  await db.schema.alterTable('activity').addColumn('via_name', 'text').execute();
 }
