@@ -1920,7 +1920,8 @@ for (const db of DATABASES) {
         const session = await sessionMessages(a.session_id, bobActor);
         assert.ok(
           session.some(
-            (m) => m.body.startsWith('A run failed') && (m.card as { run_id?: string })?.run_id === first.run_id,
+            (m) =>
+              m.body.startsWith('A run failed') && (m.card as { run_id?: string })?.run_id === first.run_id,
           ),
         );
 

@@ -27,7 +27,13 @@ for (const db of DATABASES) {
         3_600_000,
         'Laptop scripts',
       );
-      const ci = await app.h.services.tokens.create(bob.personId, bob.workspaceId, ['documents:read'], 3_600_000, 'CI bot');
+      const ci = await app.h.services.tokens.create(
+        bob.personId,
+        bob.workspaceId,
+        ['documents:read'],
+        3_600_000,
+        'CI bot',
+      );
       const read = async (token: string, documentId: string) => {
         const answer = await mcpCall(app.url('/').replace(/\/$/, ''), token, 'tools/call', {
           name: 'read_document',
@@ -50,7 +56,10 @@ for (const db of DATABASES) {
       const roadmapRow = rows.filter({ hasText: 'via token “Laptop scripts”' });
       await roadmapRow.waitFor();
       assert.match(await roadmapRow.innerText(), /read document/);
-      assert.equal(await roadmapRow.getByRole('link', { name: 'Roadmap' }).getAttribute('href'), `/documents/${ids.roadmap}`);
+      assert.equal(
+        await roadmapRow.getByRole('link', { name: 'Roadmap' }).getAttribute('href'),
+        `/documents/${ids.roadmap}`,
+      );
       const planRow = rows.filter({ hasText: 'via token “CI bot”' });
       assert.match(await planRow.innerText(), /a document you can’t open/);
       const text = await page.locator('main').innerText();

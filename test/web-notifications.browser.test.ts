@@ -155,7 +155,9 @@ for (const db of DATABASES) {
           automation_id: published.automation_id,
         });
         await waitFor(async () =>
-          (await app.h.services.notifications.list(actor)).some((n) => n.body.startsWith(`“${name}” is waiting for your approval`)),
+          (await app.h.services.notifications.list(actor)).some((n) =>
+            n.body.startsWith(`“${name}” is waiting for your approval`),
+          ),
         );
         const page = await open(ada, app.url('/notifications'));
         const card = page.getByRole('listitem').filter({ hasText: `“${name}” is waiting for your approval` });

@@ -28,9 +28,13 @@ for (const db of DATABASES) {
       github = await githubStandIn(GITHUB_TOKEN);
       slack = await slackStandIn(SLACK_TOKEN);
       smtp = await smtpStandIn('robot@acme.test', SMTP_PASSWORD);
-      app = await openWebApp(db, {}, {
-        TANDEM_HTTP_ALLOW: [github.host, slack.host, `127.0.0.1:${smtp.port}`].join(','),
-      });
+      app = await openWebApp(
+        db,
+        {},
+        {
+          TANDEM_HTTP_ALLOW: [github.host, slack.host, `127.0.0.1:${smtp.port}`].join(','),
+        },
+      );
       ada = await app.signedIn('ada@acme.test');
     });
     after(async () => {
@@ -59,7 +63,10 @@ for (const db of DATABASES) {
       await shoot(page, 'settings', `admin-${db.name}`);
       const phone = await app.signedIn('ada@acme.test', { width: 390, height: 844 });
       const narrow = await open(phone, app.url('/settings'));
-      await narrow.getByRole('region', { name: 'Connectors' }).getByRole('heading', { name: /GitHub/ }).waitFor();
+      await narrow
+        .getByRole('region', { name: 'Connectors' })
+        .getByRole('heading', { name: /GitHub/ })
+        .waitFor();
       assert.ok(await noOverflow(narrow), 'no horizontal overflow at 390 px');
       await shoot(narrow, 'settings', `admin-phone-${db.name}`);
       await narrow.close();
@@ -107,12 +114,18 @@ for (const db of DATABASES) {
       await dialog.waitFor();
       await dialog.getByRole('button', { name: 'Cancel' }).click();
       await dialog.waitFor({ state: 'hidden' });
-      assert.equal((await fetch(app.url('/api/me'), { headers: { authorization: `Bearer ${token}` } })).status, 200);
+      assert.equal(
+        (await fetch(app.url('/api/me'), { headers: { authorization: `Bearer ${token}` } })).status,
+        200,
+      );
       await row.getByRole('button', { name: 'Revoke' }).click();
       await dialog.getByRole('button', { name: 'Revoke' }).click();
       await tokens.getByRole('status').filter({ hasText: 'Laptop scripts was revoked' }).waitFor();
       assert.equal(await tokens.getByRole('listitem').filter({ hasText: 'Laptop scripts' }).count(), 0);
-      assert.equal((await fetch(app.url('/api/me'), { headers: { authorization: `Bearer ${token}` } })).status, 401);
+      assert.equal(
+        (await fetch(app.url('/api/me'), { headers: { authorization: `Bearer ${token}` } })).status,
+        401,
+      );
 
       // A bad name is one sentence, and nothing is made.
       await tokens.getByRole('button', { name: 'New token' }).click();
@@ -125,7 +138,9 @@ for (const db of DATABASES) {
     /** Fills a connector's fields, saves, tests it and returns the sentence it answered. */
     async function saveAndTest(page: Page, heading: RegExp, fields: Record<string, string>) {
       const connectors = page.getByRole('region', { name: 'Connectors' });
-      const card = connectors.getByRole('article').filter({ has: page.getByRole('heading', { name: heading }) });
+      const card = connectors
+        .getByRole('article')
+        .filter({ has: page.getByRole('heading', { name: heading }) });
       for (const [name, value] of Object.entries(fields)) {
         await card.getByLabel(new RegExp(`^${name}\\b`)).fill(value);
       }
@@ -144,7 +159,9 @@ for (const db of DATABASES) {
       // The secret never comes back: the field is empty and says `set`.
       assert.equal(await got.card.getByLabel(/^token/).inputValue(), '');
       assert.match(await got.card.innerText(), /token \(required\)\s*· set/);
-      const listed = await page.evaluate(async () => JSON.stringify(await (await fetch('/api/settings/connectors')).json()));
+      const listed = await page.evaluate(async () =>
+        JSON.stringify(await (await fetch('/api/settings/connectors')).json()),
+      );
       assert.ok(!listed.includes(GITHUB_TOKEN), 'the API never returns a secret');
       got = await saveAndTest(page, /^GitHub/, { token: 'wrong-token' });
       assert.match(got.answer, /^The test failed: .*Bad credentials/);

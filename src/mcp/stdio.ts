@@ -25,10 +25,13 @@ export function serveMcpStdio(services: Services, actor: Actor): Promise<void> {
     process.stdin.pipe(lines);
     // Every line reaching the transport is within the limit; its own buffer need not stop any.
     const transport = new StdioServerTransport(lines, process.stdout, { maxBufferSize: Infinity });
-    const handle = serveStdio(() => buildMcpServer(services, { ...actor, via: { kind: 'local', id: null } }), {
-      transport,
-      onerror: (error) => console.error('mcp:', error.message),
-    });
+    const handle = serveStdio(
+      () => buildMcpServer(services, { ...actor, via: { kind: 'local', id: null } }),
+      {
+        transport,
+        onerror: (error) => console.error('mcp:', error.message),
+      },
+    );
     process.stdin.once('end', () => {
       void handle.close().then(resolve);
     });

@@ -99,7 +99,9 @@ export async function viaNames(
           .where('id', 'in', tokenIds)
           .where('person_id', '=', actor.personId)
           .execute();
-  const clientIds = [...new Set(rows.filter((r) => r.via_kind === 'oauth' && r.via_id).map((r) => r.via_id!))];
+  const clientIds = [
+    ...new Set(rows.filter((r) => r.via_kind === 'oauth' && r.via_id).map((r) => r.via_id!)),
+  ];
   const apps = new Map<string, string>();
   if (clientIds.length > 0) {
     // The name the person read when they allowed the app, else the client's registered name.

@@ -103,7 +103,9 @@ export function tokensService(deps: Deps) {
         .updateTable('tokens')
         .set({ last_used_at: now })
         .where('id', '=', row.id)
-        .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', now - LAST_USED_EVERY_MS)]))
+        .where((eb) =>
+          eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', now - LAST_USED_EVERY_MS)]),
+        )
         .execute();
     }
     const result: VerifiedToken = {

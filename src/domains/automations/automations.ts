@@ -45,7 +45,8 @@ export function automationsService(deps: Deps, options: AutomationOptions = {}) 
     session: (actor: Actor, sessionId: unknown) => sessionView(ctx.db, actor, sessionId, capabilityOf),
 
     /** One approval's card with the writes it lets happen, for anyone who may see the approval. */
-    approvalCard: (actor: Actor, approvalId: unknown) => approvalCard(ctx.db, actor, approvalId, capabilityOf),
+    approvalCard: (actor: Actor, approvalId: unknown) =>
+      approvalCard(ctx.db, actor, approvalId, capabilityOf),
 
     describe: queries.describe,
 

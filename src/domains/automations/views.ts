@@ -31,7 +31,11 @@ function planNodeId(key: string): string {
 }
 
 /** Approvals waiting on this person, oldest first (at most 50), as their cards. */
-async function approvalsAwaiting(on: Db, actor: Actor, capabilityOf: (key: string) => Capability | undefined) {
+async function approvalsAwaiting(
+  on: Db,
+  actor: Actor,
+  capabilityOf: (key: string) => Capability | undefined,
+) {
   const rows = await on
     .selectFrom('approvals')
     .innerJoin('automations', 'automations.id', 'approvals.automation_id')

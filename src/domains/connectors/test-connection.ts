@@ -41,7 +41,8 @@ export async function testConnection(
   if (personal) query = query.where('owner_id', '=', actor.personId);
   const row = await query.orderBy('created_at').orderBy('id').executeTakeFirst();
   const name = providerName(provider);
-  if (!row) return { ok: false, message: `${name} is not set up yet; fill in its settings and save them first.` };
+  if (!row)
+    return { ok: false, message: `${name} is not set up yet; fill in its settings and save them first.` };
   const { settings: stored, unreadable } = readSettings(deps.secrets, row);
   if (unreadable)
     return { ok: false, message: `${name}’s secrets cannot be read with this server’s key; set them again.` };
@@ -51,7 +52,9 @@ export async function testConnection(
   const spec = settingsOf(provider);
   if (!spec.check) return { ok: false, message: `Tandem has no test for ${name}.` };
   const settings = effectiveSettings(provider, stored);
-  const secrets = spec.fields.filter((f) => f.secret && settings[f.name]).map((f) => settings[f.name] as string);
+  const secrets = spec.fields
+    .filter((f) => f.secret && settings[f.name])
+    .map((f) => settings[f.name] as string);
   holdSecrets(secrets);
   const hide = (text: string) => maskSecrets(text, secrets);
   try {

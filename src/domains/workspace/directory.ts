@@ -41,7 +41,11 @@ export function directoryService(deps: Deps) {
       .orderBy('handle')
       .execute();
     return [
-      { handle: 'Assistant', installed: false, does: 'Answers questions about the document it is mentioned on.' },
+      {
+        handle: 'Assistant',
+        installed: false,
+        does: 'Answers questions about the document it is mentioned on.',
+      },
       ...rows
         .filter((r) => r.handle !== 'Assistant')
         .map((r) => ({

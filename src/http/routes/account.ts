@@ -75,7 +75,8 @@ export const accountRoutes = [
   }),
   defineRoute({
     ...listTokens,
-    description: 'the caller’s personal access tokens that still work, named, with when each was last used (never the tokens themselves)',
+    description:
+      'the caller’s personal access tokens that still work, named, with when each was last used (never the tokens themselves)',
     scopes: [],
     credentials: 'session',
     handler: async ({ services, actor }) => ({ tokens: await services.tokens.list(actor.personId) }),

@@ -24,7 +24,9 @@ function tokenTtl(value: unknown): number | null {
 }
 
 /** Settings' routes that need the server's configuration (the http allow list, the model). */
-export function settingsRoutes(config: Pick<Config, 'httpAllow' | 'modelUrl' | 'model' | 'modelKey'>): AnyRoute[] {
+export function settingsRoutes(
+  config: Pick<Config, 'httpAllow' | 'modelUrl' | 'model' | 'modelKey'>,
+): AnyRoute[] {
   return [
     defineRoute({
       ...contract.createToken,
@@ -80,7 +82,8 @@ export function settingsRoutes(config: Pick<Config, 'httpAllow' | 'modelUrl' | '
     }),
     defineRoute({
       ...contract.testConnector,
-      description: 'one read call to the service through the shared connection, answered in a sentence (admins)',
+      description:
+        'one read call to the service through the shared connection, answered in a sentence (admins)',
       scopes: [],
       credentials: 'session',
       handler: ({ services, actor, params }) =>
@@ -91,7 +94,8 @@ export function settingsRoutes(config: Pick<Config, 'httpAllow' | 'modelUrl' | '
       description: 'disconnect a shared connector; its settings are kept (admins)',
       scopes: [],
       credentials: 'session',
-      handler: ({ services, actor, params }) => services.connectorSettings.disconnect(actor, params.provider!),
+      handler: ({ services, actor, params }) =>
+        services.connectorSettings.disconnect(actor, params.provider!),
     }),
     defineRoute({
       ...contract.modelSettings,

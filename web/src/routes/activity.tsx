@@ -18,7 +18,11 @@ function Targets({ entry }: { entry: ActivityEntry }) {
     <ul className="inline-list">
       {named.map((n) => {
         const path = n.open ? objectPath(n.id) : undefined;
-        return <li key={n.id}>{path ? <Link to={path}>{n.label}</Link> : <span className="muted">{n.label}</span>}</li>;
+        return (
+          <li key={n.id}>
+            {path ? <Link to={path}>{n.label}</Link> : <span className="muted">{n.label}</span>}
+          </li>
+        );
       })}
     </ul>
   );

@@ -67,7 +67,13 @@ function Agents() {
 }
 
 /** One provider's settings: its fields (secrets write-only, shown as `set`), `Save`, `Test connection`, `Disconnect`. */
-function Connector({ connector, onChanged }: { connector: ConnectorSettings; onChanged: () => Promise<void> }) {
+function Connector({
+  connector,
+  onChanged,
+}: {
+  connector: ConnectorSettings;
+  onChanged: () => Promise<void>;
+}) {
   const [values, setValues] = useState<Record<string, string>>({});
   const [answer, setAnswer] = useState<{ ok: boolean; message: string } | undefined>();
   const [asking, setAsking] = useState(false);
@@ -93,7 +99,9 @@ function Connector({ connector, onChanged }: { connector: ConnectorSettings; onC
     <article className="card connector" aria-labelledby={headingId}>
       <h3 id={headingId}>
         {c.name}{' '}
-        <span className={`badge ${c.connected ? 'ok' : ''}`}>{c.connected ? 'Connected' : 'Not connected'}</span>
+        <span className={`badge ${c.connected ? 'ok' : ''}`}>
+          {c.connected ? 'Connected' : 'Not connected'}
+        </span>
       </h3>
       <form className="stack-form" onSubmit={save} aria-label={`${c.name} settings`}>
         {c.fields.map((f) => {
@@ -197,8 +205,8 @@ function Model() {
           <p>
             {m.configured ? (
               <>
-                The assistant answers through <strong>{m.model}</strong> at <code>{m.url}</code> (key{' '}
-                {m.key}).
+                The assistant answers through <strong>{m.model}</strong> at <code>{m.url}</code> (key {m.key}
+                ).
               </>
             ) : (
               'No model is connected: the assistant tells people it is not set up yet.'

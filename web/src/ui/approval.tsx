@@ -120,7 +120,9 @@ export function ApprovalCard({
           <>
             {' '}
             ·{' '}
-            <Link to={`/automations/${encodeURIComponent(card.automation_id)}?run=${encodeURIComponent(card.run_id)}`}>
+            <Link
+              to={`/automations/${encodeURIComponent(card.automation_id)}?run=${encodeURIComponent(card.run_id)}`}
+            >
               {card.automation_name}
             </Link>
           </>

@@ -35,7 +35,10 @@ export function NotificationsLink() {
   usePolling(true, 30_000, reload);
   const unread = count.data?.unread ?? 0;
   return (
-    <NavLink to="/notifications" aria-label={unread > 0 ? `Notifications, ${unread} unread` : 'Notifications'}>
+    <NavLink
+      to="/notifications"
+      aria-label={unread > 0 ? `Notifications, ${unread} unread` : 'Notifications'}
+    >
       Notifications
       {unread > 0 && (
         <span className="count" aria-hidden="true">
