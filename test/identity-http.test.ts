@@ -49,7 +49,7 @@ describe('people sign in, choose a workspace, manage their credentials', () => {
     assert.match(page.body, /<input id="email" name="email" type="email"/);
     assert.match(page.body, /<label for="password">Password<\/label>/);
     assert.match(page.body, /<input id="password" name="password" type="password"/);
-    assert.match(page.body, /<button>Sign in<\/button>/);
+    assert.match(page.body, /<button class="primary">Sign in<\/button>/);
     const wrongPassword = await login('bob@acme.test', 'not his password');
     const unknown = await login('nobody@acme.test', PASSWORD);
     for (const res of [wrongPassword, unknown]) {

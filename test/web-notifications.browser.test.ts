@@ -89,6 +89,16 @@ for (const db of DATABASES) {
 
       it('opens a failed run from its notification, on Notifications and on Home', async () => {
         const failed = await failedRun();
+        // Home shows the unread notice as a link to the run.
+        const home = await open(ada, app.url('/'));
+        const unread = home.getByRole('region', { name: 'Unread notifications' });
+        const link = unread.getByRole('link', { name: failed.body });
+        assert.equal(
+          await link.getAttribute('href'),
+          `/automations/${failed.automationId}?run=${failed.runId}`,
+        );
+        await shoot(home, 'home-notifications');
+
         const page = await open(ada, app.url('/notifications'));
         const card = page.getByRole('listitem').filter({ hasText: failed.body });
         const toRun = card.getByRole('link', { name: 'Open the run' });
@@ -108,15 +118,12 @@ for (const db of DATABASES) {
         assert.match(await panel.innerText(), /the tracker is down/);
         assert.equal(await page.title(), `${failed.name} · Automations · Tandem`);
 
-        // Home shows the unread notice as a link to the same run.
-        const home = await open(ada, app.url('/'));
-        const unread = home.getByRole('region', { name: 'Unread notifications' });
-        const link = unread.getByRole('link', { name: failed.body });
-        assert.equal(
-          await link.getAttribute('href'),
-          `/automations/${failed.automationId}?run=${failed.runId}`,
-        );
-        await shoot(home, 'home-notifications');
+        // Opening it read it: Home, once loaded, no longer lists it as unread.
+        const again = await open(ada, app.url('/'));
+        const stillUnread = again.getByRole('region', { name: 'Unread notifications' });
+        await stillUnread.getByText('Loading notifications…').waitFor({ state: 'detached' });
+        assert.equal(await stillUnread.getByRole('link', { name: failed.body }).count(), 0);
+        await again.close();
         await link.click();
         await home.getByRole('region', { name: `Run ${failed.runId}` }).waitFor();
         await page.close();
