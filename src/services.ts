@@ -19,6 +19,10 @@ import { automationViews } from './domains/automations/views.ts';
 import { commentsService } from './domains/comments/comments.ts';
 import { threadFeed } from './domains/comments/feed.ts';
 import { connectorsService } from './domains/connectors/connectors.ts';
+import { connectorOverview } from './domains/connectors/overview.ts';
+import { testConnection, type TestNet } from './domains/connectors/test-connection.ts';
+import { directoryService } from './domains/workspace/directory.ts';
+import type { Actor } from './domains/workspace/actor.ts';
 import { processSecretKey, secretBox } from './domains/connectors/secrets.ts';
 import type { Deps } from './domains/deps.ts';
 import { recordEvent } from './domains/automations/events.ts';
@@ -75,6 +79,7 @@ export function createServices(storage: Storage, options: ServiceOptions = {}) {
   const drafts = draftsService(deps, options.automations);
   const activity = activityService(deps);
   const closers = new Set<() => Promise<void>>();
+  const connectors = connectorsService(deps);
   return {
     deps,
     storage,
@@ -97,7 +102,7 @@ export function createServices(storage: Storage, options: ServiceOptions = {}) {
     reruns: rerunsService(deps, { queued: heard }),
     agents: agentsService(deps),
     /** What the automation pages show beyond the tools: plan versions, runs in full, waiting approvals. */
-    automationViews: automationViews(deps),
+    automationViews: automationViews(deps, options.automations),
     pages: pagesService(deps),
     documents,
     comments: commentsService(deps, anchors(documents.store)),
@@ -105,7 +110,15 @@ export function createServices(storage: Storage, options: ServiceOptions = {}) {
     /** Who can open an artifact; changes reach the live socket at once. */
     sharing: sharingService(deps),
     /** Connections to outside services and their settings (secrets sealed). */
-    connectors: connectorsService(deps),
+    connectors,
+    /** The shared connectors as Settings shows them to admins, and `Test connection`. */
+    connectorSettings: {
+      ...connectorOverview(deps, connectors),
+      test: (actor: Actor, args: { provider?: unknown; personal?: unknown }, net: TestNet) =>
+        testConnection(deps, actor, args, net),
+    },
+    /** The workspace's people and agents, as Settings shows them to admins. */
+    directory: directoryService(deps),
     tokens,
     sessions,
     /** The authorization server's stored records (its adapter's storage). */

@@ -239,16 +239,27 @@ describe('MCP clients connect through OAuth in a browser', { skip: BROWSER_SKIP 
         await assert.doesNotReject(app.waitFor());
         assert.match((await app.textContent()) ?? '', /127\.0\.0\.1:5999/);
         await app.getByRole('button', { name: 'Revoke' }).click();
-        await page.getByRole('status').waitFor();
+        // Revoking asks first.
+        await page
+          .getByRole('dialog', { name: 'Disconnect Revocable App?' })
+          .getByRole('button', { name: 'Revoke' })
+          .click();
+        await apps.getByRole('status').waitFor();
         assert.equal(await apps.getByRole('listitem').filter({ hasText: 'Revocable App' }).count(), 0);
         const revoked = await mcpCall(server.url, provider.tokens()!.access_token);
         assert.equal(revoked.status, 401, 'the app’s token stopped working at once');
 
         const tokens = page.getByRole('region', { name: 'Access tokens' });
-        const row = tokens.getByRole('listitem').filter({ hasText: pat.tokenId });
+        // A token made on the command line has no name: it is shown by the end of its id.
+        const unnamed = `Unnamed token ${pat.tokenId.slice(-6)}`;
+        const row = tokens.getByRole('listitem').filter({ hasText: unnamed });
         await row.getByRole('button', { name: 'Revoke' }).click();
-        await page.getByRole('status').waitFor();
-        assert.equal(await tokens.getByRole('listitem').filter({ hasText: pat.tokenId }).count(), 0);
+        await page
+          .getByRole('dialog', { name: `Revoke ${unnamed}?` })
+          .getByRole('button', { name: 'Revoke' })
+          .click();
+        await tokens.getByRole('status').waitFor();
+        assert.equal(await tokens.getByRole('listitem').filter({ hasText: unnamed }).count(), 0);
         assert.equal(await h.services.tokens.verify(pat.token), null);
         await page.close();
       });

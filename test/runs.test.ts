@@ -1914,9 +1914,16 @@ for (const db of DATABASES) {
         const afterFirst = await notes();
         assert.equal(afterFirst.length, notesBefore + 1, 'notify problems tells the creator of a failure');
         assert.match(afterFirst.at(-1)?.body ?? '', /failed/);
-        assert.match(afterFirst.at(-1)?.body ?? '', new RegExp(first.run_id));
+        // Linked to the run by its stored id, said in words without it.
+        assert.equal(afterFirst.at(-1)?.run_id, first.run_id);
+        assert.doesNotMatch(afterFirst.at(-1)?.body ?? '', /run_/);
         const session = await sessionMessages(a.session_id, bobActor);
-        assert.ok(session.some((m) => m.body.includes(first.run_id) && m.body.includes('failed')));
+        assert.ok(
+          session.some(
+            (m) =>
+              m.body.startsWith('A run failed') && (m.card as { run_id?: string })?.run_id === first.run_id,
+          ),
+        );
 
         assert.equal((await runToEnd(bob, a)).status, 'failed');
         assert.equal(await failures(), 2);

@@ -12,13 +12,6 @@ import { mainText, open, openWebApp, SKIP_BROWSER, type WebApp } from './support
 const DAILY = { kind: 'schedule', frequency: 'daily', hour: 9, minute: 0, timezone: 'Europe/Berlin' };
 const SHOTS = process.env.TANDEM_SCREENSHOTS;
 
-async function until(check: () => Promise<boolean>, what: string, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) assert.fail(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 for (const db of DATABASES) {
   describe(
     `automation notifications link to the automation and run (${db.name})`,
@@ -83,17 +76,29 @@ for (const db of DATABASES) {
           return read.runs?.find((r) => r.run_id === runId)?.status === 'failed';
         });
         await waitFor(async () =>
-          (await app.h.services.notifications.list(actor)).some((n) => n.body.includes(runId)),
+          (await app.h.services.notifications.list(actor)).some((n) => n.run_id === runId),
         );
-        const notice = (await app.h.services.notifications.list(actor)).find((n) => n.body.includes(runId));
+        const notice = (await app.h.services.notifications.list(actor)).find((n) => n.run_id === runId);
         assert.ok(notice, 'the engine wrote the notice with the run');
         assert.equal(notice.automation_id, published.automation_id);
         const body = notice.body;
+        // A sentence a person reads: the automation by name and what went wrong, no ids.
+        assert.equal(body, `“${name}” failed: check: the tracker is down`);
         return { automationId: published.automation_id, runId, name, body };
       }
 
       it('opens a failed run from its notification, on Notifications and on Home', async () => {
         const failed = await failedRun();
+        // Home shows the unread notice as a link to the run.
+        const home = await open(ada, app.url('/'));
+        const unread = home.getByRole('region', { name: 'Unread notifications' });
+        const link = unread.getByRole('link', { name: failed.body });
+        assert.equal(
+          await link.getAttribute('href'),
+          `/automations/${failed.automationId}?run=${failed.runId}`,
+        );
+        await shoot(home, 'home-notifications');
+
         const page = await open(ada, app.url('/notifications'));
         const card = page.getByRole('listitem').filter({ hasText: failed.body });
         const toRun = card.getByRole('link', { name: 'Open the run' });
@@ -106,27 +111,19 @@ for (const db of DATABASES) {
           `/automations/${failed.automationId}`,
         );
         await shoot(page, 'notifications');
-        // Home shows the unread notice as a link to the same run.
-        const home = await open(ada, app.url('/'));
-        const unread = home.getByRole('region', { name: 'Unread notifications' });
-        const link = unread.getByRole('link', { name: failed.body });
-        assert.equal(
-          await link.getAttribute('href'),
-          `/automations/${failed.automationId}?run=${failed.runId}`,
-        );
-        await shoot(home, 'home-notifications');
         await toRun.click();
         await page.waitForURL(`**/automations/${failed.automationId}?run=${failed.runId}`);
         const panel = page.getByRole('region', { name: `Run ${failed.runId}` });
         await panel.getByText('Failed', { exact: true }).first().waitFor();
         assert.match(await panel.innerText(), /the tracker is down/);
         assert.equal(await page.title(), `${failed.name} · Automations · Tandem`);
-        // Opened, it is read.
-        await until(async () => {
-          const list = await app.h.services.notifications.list(app.h.actor('ada@acme.test'));
-          return list.find((n) => n.body === failed.body)?.read === true;
-        }, 'the notification is read once opened');
 
+        // Opening it read it: Home, once loaded, no longer lists it as unread.
+        const again = await open(ada, app.url('/'));
+        const stillUnread = again.getByRole('region', { name: 'Unread notifications' });
+        await stillUnread.getByText('Loading notifications…').waitFor({ state: 'detached' });
+        assert.equal(await stillUnread.getByRole('link', { name: failed.body }).count(), 0);
+        await again.close();
         await link.click();
         await home.getByRole('region', { name: `Run ${failed.runId}` }).waitFor();
         await page.close();
@@ -166,10 +163,12 @@ for (const db of DATABASES) {
           automation_id: published.automation_id,
         });
         await waitFor(async () =>
-          (await app.h.services.notifications.list(actor)).some((n) => n.body.startsWith(`${name} asks`)),
+          (await app.h.services.notifications.list(actor)).some((n) =>
+            n.body.startsWith(`“${name}” is waiting for your approval`),
+          ),
         );
         const page = await open(ada, app.url('/notifications'));
-        const card = page.getByRole('listitem').filter({ hasText: `${name} asks for approval` });
+        const card = page.getByRole('listitem').filter({ hasText: `“${name}” is waiting for your approval` });
         await card.getByRole('link', { name: 'Open the run' }).click();
         await page.waitForURL(`**/automations/${published.automation_id}?run=${runId}`);
         await page.getByRole('region', { name: `Run ${runId}` }).waitFor();

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import nodemailer, { type SendMailOptions } from 'nodemailer';
+import nodemailer, { type SendMailOptions, type Transporter } from 'nodemailer';
 import { z } from 'zod';
 import { checkedAddresses } from '../net/http-fetch.ts';
 import { invalid, StepError } from '../errors.ts';
@@ -61,13 +61,33 @@ function failure(a: Attempt, error: unknown, tlsFor?: string): StepError {
   return outcomeFailure(a, 'server_error', ` (the connection failed during ${e.command})${said}`);
 }
 
-async function send(connection: Connection, net: Net, message: SendMailOptions) {
+/** Sends one message through the connection's SMTP server. */
+function send(connection: Connection, net: Net, message: SendMailOptions) {
+  return withTransport(connection, net, 'send', (transport) => transport.sendMail(message));
+}
+
+/** `Test connection`: connects, says hello and signs in (when a login is set), sending nothing. */
+async function check(connection: Connection, net: Net): Promise<string> {
+  await withTransport(connection, net, 'a test of the connection', (transport) => transport.verify());
+  const host = new URL(connection.settings.smtp_url ?? '').hostname;
+  return connection.settings.username
+    ? `The SMTP server ${host} accepted the login ${connection.settings.username}.`
+    : `The SMTP server ${host} answered and takes mail without a login.`;
+}
+
+/** A Nodemailer transport to the connection's checked SMTP address, for one piece of work. */
+async function withTransport<T>(
+  connection: Connection,
+  net: Net,
+  action: string,
+  work: (transport: Transporter) => Promise<T>,
+): Promise<T> {
   const { settings } = connection;
   const url = new URL(settings.smtp_url ?? '');
   const secure = url.protocol === 'smtps:';
   const port = Number(url.port || (secure ? 465 : 587));
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  const a: Attempt = { service: `SMTP server ${host}`, action: 'send', write: true };
+  const a: Attempt = { service: `SMTP server ${host}`, action, write: action === 'send' };
   // Checked as an http URL would be, so every spelling of an address is read as a browser reads it.
   const probe = new URL(`http://${url.hostname}:${port}/`);
   let addresses;
@@ -105,7 +125,7 @@ async function send(connection: Connection, net: Net, message: SendMailOptions) 
   net.signal.addEventListener('abort', stop, { once: true });
   if (net.signal.aborted) stop();
   try {
-    return await Promise.race([transport.sendMail(message), stopped]);
+    return await Promise.race([work(transport), stopped]);
   } catch (error) {
     throw failure(a, error, requireTLS ? url.hostname : undefined);
   } finally {
@@ -187,6 +207,7 @@ const emailLike = (
     if (settings.smtp_url && settings.password && !settings.username && settings.from)
       settings.username = /<([^<>]+)>/.exec(settings.from)?.[1] ?? settings.from;
   },
+  check,
 });
 
 export const email = defineNamespace({

@@ -99,6 +99,12 @@ export const github = defineNamespace({
         ],
         required: ['token'],
         defaults: {},
+        async check(connection, net) {
+          const { data } = await attempt(read('a test of the connection'), () =>
+            client(connection, net).rest.users.getAuthenticated(),
+          );
+          return `GitHub answered: the token signs in as ${data.login}.`;
+        },
       },
     ],
   },

@@ -1,4 +1,6 @@
 import { invalid } from '../errors.ts';
+import type { Net } from '../net/guarded-fetch.ts';
+import type { Connection } from './capability.ts';
 
 /**
  * What a connector's provider is configured with: which fields it takes, which are secret (sealed
@@ -31,6 +33,11 @@ export interface ProviderSettings {
   defaults: Settings;
   /** Fills what a call sees from the other settings (an SMTP login defaults to the sender). */
   fill?: (settings: Settings) => void;
+  /**
+   * `Test connection`: one read call to the service through the connection, answering in one
+   * sentence what it found; a failure throws the call's own error.
+   */
+  check?: (connection: Connection, net: Net) => Promise<string>;
 }
 
 /** A setting holding an absolute http or https URL without credentials, query or fragment. */

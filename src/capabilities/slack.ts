@@ -104,6 +104,13 @@ export const slack = defineNamespace({
         ],
         required: ['bot_token'],
         defaults: {},
+        async check(connection, net) {
+          const result = await attempt(
+            { service: 'Slack', action: 'a test of the connection', write: false },
+            () => client(connection, net).auth.test(),
+          );
+          return `Slack answered: the bot token signs in as ${String(result.user ?? 'a bot')} in ${String(result.team ?? 'its workspace')}.`;
+        },
       },
     ],
   },

@@ -91,8 +91,13 @@ export function runFinisher({ db, dialect, store, workerId }: FinishEnv) {
           .where('id', '=', automation.id)
           .execute();
       }
+      // Said as a sentence; the card links it to the run's page.
       if (status === 'failed')
-        await postSession(trx, state, `Run ${run.id} failed: ${error ?? 'unknown error'}`);
+        await postSession(trx, state, `A run failed: ${error ?? 'no reason was given'}.`, {
+          type: 'run',
+          run_id: run.id,
+          status,
+        });
       if (automation.notify === 'everyRun' || (automation.notify === 'problems' && status === 'failed')) {
         await notify(trx, {
           workspaceId: run.workspace_id,
@@ -100,7 +105,7 @@ export function runFinisher({ db, dialect, store, workerId }: FinishEnv) {
           kind: 'automation',
           automationId: automation.id,
           runId: run.id,
-          body: `${automation.name}: run ${run.id} ${status}${error ? ` — ${error}` : ''}`,
+          body: `“${automation.name}” ${RUN_ENDS[status] ?? status}${error ? `: ${error}` : '.'}`,
         });
       }
     });
@@ -116,6 +121,13 @@ interface QuietEnd {
   updated_at: number;
   output_json: string;
 }
+
+/** How a run's end reads in a notice: `“Digest” failed: …`. */
+const RUN_ENDS: Record<string, string> = {
+  succeeded: 'ran to the end',
+  failed: 'failed',
+  cancelled: 'was cancelled',
+};
 
 /**
  * Quiet ends on Postgres: one statement lets go of each run's job (the lease check), stores its

@@ -1,25 +1,9 @@
 import type { TransformNode } from '../flowplan/transforms.ts';
 import { StepError } from '../errors.ts';
 
-/** The value at a dot path (`items.0.title`; `""` is the whole value); undefined when absent. */
-export function valueAt(value: unknown, path: string): unknown {
-  if (path === '') return value;
-  let current: unknown = value;
-  for (const part of path.split('.')) {
-    if (current === null || current === undefined) return undefined;
-    if (Array.isArray(current)) {
-      if (!/^\d+$/.test(part)) return undefined;
-      current = current[Number(part)];
-    } else if (typeof current === 'object') {
-      current = Object.prototype.hasOwnProperty.call(current, part)
-        ? (current as Record<string, unknown>)[part]
-        : undefined;
-    } else {
-      return undefined;
-    }
-  }
-  return current;
-}
+import { valueAt } from '../flowplan/resolve.ts';
+
+export { valueAt };
 
 export function asText(value: unknown): string {
   if (value === null || value === undefined) return '';

@@ -1,9 +1,10 @@
 import type { Selectable } from 'kysely';
-import type { Binding } from '../flowplan/bindings.ts';
 import type { Edge, FlowPlan, PlanNode } from '../flowplan/plan.ts';
 import { topologicalOrder } from '../flowplan/graph.ts';
 import type { RunNodeTable } from '../storage/schema.ts';
-import { valueAt } from './values.ts';
+import { Scope } from '../flowplan/resolve.ts';
+
+export { resolve, resolveInputs, Scope } from '../flowplan/resolve.ts';
 
 /**
  * The plan walker: pure. Given a plan and the states of its nodes, it says what can happen now —
@@ -14,21 +15,6 @@ import { valueAt } from './values.ts';
 export type NodeRow = Selectable<RunNodeTable>;
 
 export const DONE_NODE = new Set(['succeeded', 'failed', 'skipped', 'simulated']);
-
-/** What bindings of a node may see: outputs of finished nodes by id, then the enclosing scope's. */
-export class Scope {
-  readonly outputs = new Map<string, unknown>();
-  readonly trigger: unknown;
-  private readonly parent: Scope | undefined;
-  constructor(trigger: unknown, parent?: Scope) {
-    this.trigger = trigger;
-    this.parent = parent;
-  }
-  output(id: string): unknown {
-    if (this.outputs.has(id)) return this.outputs.get(id);
-    return this.parent?.output(id);
-  }
-}
 
 /** A node to work on now. */
 export type Task =
@@ -198,24 +184,6 @@ export function walk({ plan, rows, trigger, paused, now }: WalkInput): Walk {
 
   result.done = graph(plan.nodes, plan.edges ?? [], '', new Scope(trigger));
   return result;
-}
-
-export function resolve(binding: Binding, scope: Scope): unknown {
-  if (binding.kind === 'literal') return binding.value;
-  if (binding.kind === 'trigger') return valueAt(scope.trigger, binding.path);
-  return valueAt(scope.output(binding.node), binding.path);
-}
-
-export function resolveInputs(
-  input: Record<string, Binding> | undefined,
-  scope: Scope,
-): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [name, b] of Object.entries(input ?? {})) {
-    const value = resolve(b, scope);
-    if (value !== undefined) out[name] = value;
-  }
-  return out;
 }
 
 /** Steps one item of a map runs (a nested map counts once with its own body). */

@@ -12,6 +12,7 @@ import { mcpHttp } from './mcp-route.ts';
 import { oauthRoutes } from './oauth/routes.ts';
 import type { PageLinkSigner } from './page-links.ts';
 import { settingsRoutes } from './settings.ts';
+import { settingsRoutes as settingsApiRoutes } from './routes/settings.ts';
 import { pageFrame } from './viewer.ts';
 import { pageViewRoutes } from './api-pages.ts';
 import { webRoutes } from './web.ts';
@@ -39,7 +40,13 @@ export function createApp(services: Services, config: Config, signer: PageLinkSi
     return c.json(mcp.metadata());
   });
   app.route('/api/collab', collabTicketApp(services));
-  app.route('/api', apiRoutes(services, mcp.resourceMetadataUrl, pageViewRoutes(pageFrame(config, signer))));
+  app.route(
+    '/api',
+    apiRoutes(services, mcp.resourceMetadataUrl, [
+      ...pageViewRoutes(pageFrame(config, signer)),
+      ...settingsApiRoutes(config),
+    ]),
+  );
   app.route('/', oauth.app);
   app.route('/', hookRoutes(services));
   // The web app's pages (`/`, `/documents`, `/pages/{id}`, `/automations/{id}`, …) and its files.

@@ -43,7 +43,7 @@ ${problem ? `<p class="problem" role="alert">${escapeHtml(problem)}</p>` : ''}
 <input id="email" name="email" type="email" autocomplete="username" value="${escapeHtml(email)}" required${email ? '' : ' autofocus'}>
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required${email ? ' autofocus' : ''}>
-<button>Sign in</button>
+<button class="primary">Sign in</button>
 </form>`;
 }
 
@@ -110,7 +110,7 @@ export function signInRoutes(services: Services, config: Config) {
 <form method="post" action="/login/workspace" class="stack">
 <input type="hidden" name="next" value="${escapeHtml(next)}">
 ${workspaceSelect(workspaces, credential.actor.workspaceId)}
-<button>Continue</button>
+<button class="primary">Continue</button>
 </form>`,
       ),
     );

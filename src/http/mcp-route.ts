@@ -64,7 +64,16 @@ export function mcpHttp(services: Services, resourceUrl: URL, allowedHosts: stri
       expiresAt: Math.floor((credential.expiresAt ?? Date.now() + DAY) / 1000),
       resource: credential.kind === 'oauth' ? resourceUrl : undefined,
       resourceMetadataUrl,
-      extra: { actor: credential.actor },
+      extra: {
+        actor: {
+          ...credential.actor,
+          // The activity history names what each call came through.
+          via: {
+            kind: credential.kind,
+            id: credential.kind === 'oauth' ? (credential.clientId ?? null) : credential.credentialId,
+          },
+        },
+      },
     };
   }
 

@@ -26,10 +26,13 @@ export function serveMcpStdio(services: Services, actor: Actor): Promise<void> {
     process.stdin.pipe(lines);
     // Every line reaching the transport is within the limit; its own buffer need not stop any.
     const transport = new StdioServerTransport(lines, process.stdout, { maxBufferSize: Infinity });
-    const handle = serveStdio(() => buildMcpServer(services, actor), {
-      transport,
-      onerror: (error) => log.error({ err: error }, 'mcp message failed'),
-    });
+    const handle = serveStdio(
+      () => buildMcpServer(services, { ...actor, via: { kind: 'local', id: null } }),
+      {
+        transport,
+        onerror: (error) => log.error({ err: error }, 'mcp message failed'),
+      },
+    );
     process.stdin.once('end', () => {
       void handle.close().then(resolve);
     });

@@ -22,6 +22,7 @@ import * as m013 from './migrations/013_collab_ticket_uses.ts';
 import * as m014 from './migrations/014_notification_links.ts';
 import * as m015 from './migrations/015_credential_bounds.ts';
 import * as m017 from './migrations/017_version_changes.ts';
+import * as m018 from './migrations/018_names_and_uses.ts';
 import * as m019 from './migrations/019_draft_origin.ts';
 import * as m022 from './migrations/022_sharing.ts';
 
@@ -71,6 +72,7 @@ const migrations: [string, Migration][] = [
   ['014_notification_links', m014],
   ['015_credential_bounds', m015],
   ['017_version_changes', m017],
+  ['018_names_and_uses', m018],
   ['019_draft_origin', m019],
   ['022_sharing', m022],
 ];

@@ -181,6 +181,8 @@ export interface NotificationTable {
   /** The automation (and run) an automation's notification is about (014). */
   automation_id: string | null;
   run_id: string | null;
+  /** The approval an approval's notice is about (018). */
+  approval_id: string | null;
 }
 
 export interface ActivityTable {
@@ -195,6 +197,9 @@ export interface ActivityTable {
   created_at: number;
   /** The agent that made the call for the person (the assistant's reads), if one did. */
   agent: string | null;
+  /** What the call came through (018): `token`, `oauth`, `session` or `local`, and the token's or app's id. */
+  via_kind: string | null;
+  via_id: string | null;
 }
 
 export interface TokenTable {
@@ -205,6 +210,9 @@ export interface TokenTable {
   scopes: string;
   expires_at: number | null;
   created_at: number;
+  /** The name given when it was made in Settings (018), and when it was last used. */
+  name: string | null;
+  last_used_at: number | null;
 }
 
 /** One per e-mail address (lower-cased): the password a person signs in with, in every workspace. */

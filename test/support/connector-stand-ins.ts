@@ -52,6 +52,8 @@ export function githubStandIn(token: string): Promise<ServiceStandIn> {
         body: { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest' },
       };
     const path = url.pathname.replace(/^\/api\/v3/, '');
+    if (req.method === 'GET' && path === '/user')
+      return { status: 200, body: { login: 'tandem-bot', id: 1 } };
     const repo = /^\/repos\/([^/]+)\/([^/]+)(\/.*)$/.exec(path);
     if (!repo) return { status: 404, body: { message: 'Not Found' } };
     const [, owner, name, rest] = repo as unknown as [string, string, string, string];
@@ -151,6 +153,8 @@ export function slackStandIn(token: string): Promise<ServiceStandIn> {
         },
       };
     }
+    if (url.pathname === '/api/auth.test')
+      return { status: 200, body: { ok: true, team: 'Acme', user: 'tandem', team_id: 'T0ACME' } };
     if (url.pathname === '/api/conversations.list')
       return {
         status: 200,

@@ -45,11 +45,13 @@ export async function openWebApp(
   db: TestDatabase,
   engineOptions: EngineOptions = {},
   serviceOptions?: ServiceOptions,
+  /** The server's environment beyond the defaults (TANDEM_HTTP_ALLOW for local stand-ins, say). */
+  serverEnv: Record<string, string> = {},
 ): Promise<WebApp> {
   requireBuiltApp();
   const h = await setup(db, serviceOptions);
   const dataDir = mkdtempSync(join(tmpdir(), 'tandem-web-'));
-  const server = await startOnFreePorts(h.services, dataDir);
+  const server = await startOnFreePorts(h.services, dataDir, serverEnv);
   // The engine runs on its own, as in `tandem serve`; it looks for work itself on both databases.
   const engine = createEngine(h.services, { leaseMs: 5000, pollMs: 100, dispatch: 'poll', ...engineOptions });
   await engine.start();

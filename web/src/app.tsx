@@ -6,6 +6,7 @@ import { me, switchWorkspace } from '../../src/http/contract/people.ts';
 import { PageBoundary } from './ui/boundary.tsx';
 import { Field } from './ui/field.tsx';
 import { ErrorNote, Loading, NotFound } from './ui/status.tsx';
+import { NotificationsLink } from './ui/unread.tsx';
 
 // Each page is its own chunk: the first load carries only the shell and the page opened.
 const Home = lazy(() => import('./routes/home.tsx'));
@@ -18,6 +19,7 @@ const AutomationDraft = lazy(() => import('./routes/draft.tsx'));
 const Session = lazy(() => import('./routes/session.tsx'));
 const Notifications = lazy(() => import('./routes/notifications.tsx'));
 const Activity = lazy(() => import('./routes/activity.tsx'));
+const Settings = lazy(() => import('./routes/settings.tsx'));
 
 const NAV = [
   { to: '/', label: 'Home', end: true },
@@ -74,9 +76,13 @@ function Header() {
         <ul>
           {NAV.map((item) => (
             <li key={item.to}>
-              <NavLink to={item.to} end={item.end}>
-                {item.label}
-              </NavLink>
+              {item.to === '/notifications' ? (
+                <NotificationsLink />
+              ) : (
+                <NavLink to={item.to} end={item.end}>
+                  {item.label}
+                </NavLink>
+              )}
             </li>
           ))}
         </ul>
@@ -92,7 +98,7 @@ function Header() {
             )}
           </>
         )}
-        <a href="/settings">Settings</a>
+        <NavLink to="/settings">Settings</NavLink>
         <form method="post" action="/logout">
           <button type="submit" className="link">
             Sign out
@@ -137,6 +143,7 @@ export function App() {
               <Route path="/sessions/:id" element={<Session />} />
               <Route path="/notifications" element={<Notifications />} />
               <Route path="/activity" element={<Activity />} />
+              <Route path="/settings" element={<Settings />} />
               <Route path="*" element={<NotFound what="Page" />} />
             </Routes>
           </Suspense>

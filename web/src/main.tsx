@@ -6,6 +6,7 @@ import './styles/base.css';
 import './styles/controls.css';
 import './styles/content.css';
 import './styles/viewer.css';
+import './styles/approvals.css';
 import './styles/narrow.css';
 
 createRoot(document.getElementById('root')!).render(

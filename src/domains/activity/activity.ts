@@ -4,6 +4,7 @@ import type { ActivityTable } from '../../storage/schema.ts';
 import type { Deps } from '../deps.ts';
 import { rolesFor } from '../policies/artifacts.ts';
 import type { Actor } from '../workspace/actor.ts';
+import { namedTargets, viaNames } from './names.ts';
 
 export interface ActivityEntry {
   tool: string;
@@ -19,6 +20,18 @@ export interface ActivityFilter {
   tool?: string | undefined;
   outcome?: 'ok' | 'error' | undefined;
   before?: string | undefined;
+  /** What the calls came through, as `ViaName.key`: `oauth:<client>`, `token:<id>`, `local`, `agent:<name>`. */
+  via?: string | undefined;
+}
+
+/** A `via` filter as the columns it narrows. */
+function viaWhere(via: string): { via_kind?: string; via_id?: string; agent?: string } {
+  if (via === 'local') return { via_kind: 'local' };
+  const [kind, ...rest] = via.split(':');
+  const id = rest.join(':');
+  if (kind === 'agent') return { agent: id };
+  if ((kind === 'token' || kind === 'oauth') && id) return { via_kind: kind, via_id: id };
+  return { via_kind: '-' };
 }
 
 const ID_FIELD = /(^|_)id$/;
@@ -75,6 +88,8 @@ export function activityService(deps: Deps) {
       duration_ms: Math.round(entry.durationMs),
       created_at: Date.now(),
       agent: entry.agent ?? null,
+      via_kind: actor.via?.kind ?? null,
+      via_id: actor.via?.id ?? null,
     };
     return new Promise((done, fail) => {
       if (pending.push({ row, done, fail }) === 1) setImmediate(() => void flush());
@@ -86,6 +101,7 @@ export function activityService(deps: Deps) {
    * continues after the last one shown.
    */
   async function list(actor: Actor, limit = 100, filter: ActivityFilter = {}) {
+    const via = filter.via ? viaWhere(filter.via) : {};
     const rows = await db
       .selectFrom('activity')
       .selectAll()
@@ -93,22 +109,57 @@ export function activityService(deps: Deps) {
       .$if(filter.tool !== undefined, (q) => q.where('tool', '=', filter.tool as string))
       .$if(filter.outcome !== undefined, (q) => q.where('outcome', '=', filter.outcome as string))
       .$if(filter.before !== undefined, (q) => q.where('id', '<', filter.before as string))
+      .$if(via.via_kind !== undefined, (q) => q.where('via_kind', '=', via.via_kind as string))
+      .$if(via.via_id !== undefined, (q) => q.where('via_id', '=', via.via_id as string))
+      .$if(via.agent !== undefined, (q) => q.where('agent', '=', via.agent as string))
       .orderBy('id', 'desc')
       .limit(Math.min(Math.max(1, limit), 500))
       .execute();
-    return rows.map((r) => ({
+    const targets = rows.map((r) => JSON.parse(r.targets_json) as string[]);
+    const names = await namedTargets(db, actor, [...new Set(targets.flat())]);
+    const viaOf = await viaNames(db, actor, rows);
+    return rows.map((r, i) => ({
       id: r.id,
       tool: r.tool,
-      targets: JSON.parse(r.targets_json) as string[],
+      targets: targets[i] as string[],
+      named: (targets[i] as string[]).flatMap((id) => {
+        const n = names.get(id);
+        return n ? [n] : [];
+      }),
       outcome: r.outcome,
       ...(r.error_code ? { error_code: r.error_code } : {}),
       duration_ms: r.duration_ms,
       at: r.created_at,
       ...(r.agent ? { agent: r.agent } : {}),
+      via: viaOf(r),
     }));
   }
 
-  return { record, list };
+  /** What the person's calls came through (newest 2,000 calls), for the filter by app. */
+  async function vias(actor: Actor) {
+    const rows = await db
+      .selectFrom(
+        db
+          .selectFrom('activity')
+          .select(['via_kind', 'via_id', 'agent'])
+          .where('person_id', '=', actor.personId)
+          .orderBy('id', 'desc')
+          .limit(2000)
+          .as('recent'),
+      )
+      .select(['via_kind', 'via_id', 'agent'])
+      .distinct()
+      .execute();
+    const viaOf = await viaNames(db, actor, rows);
+    const seen = new Map<string, string>();
+    for (const r of rows) {
+      const v = viaOf(r);
+      if (v.key !== 'unknown') seen.set(v.key, v.label);
+    }
+    return [...seen].map(([key, label]) => ({ key, label })).sort((a, b) => a.label.localeCompare(b.label));
+  }
+
+  return { record, list, vias };
 }
 
 export function notificationsService(deps: Deps) {
@@ -143,6 +194,7 @@ export function notificationsService(deps: Deps) {
       // Ids only, as stored when it was sent: the automation's page says whether it can be opened.
       ...(r.automation_id ? { automation_id: r.automation_id } : {}),
       ...(r.automation_id && r.run_id ? { run_id: r.run_id } : {}),
+      ...(r.approval_id ? { approval_id: r.approval_id } : {}),
       read: r.read === 1,
       at: r.created_at,
     }));
@@ -158,5 +210,15 @@ export function notificationsService(deps: Deps) {
       .$if(ids !== 'all', (q) => q.where('id', 'in', ids as string[]))
       .execute();
   }
-  return { list, markRead };
+  /** How many of the person's notifications are unread. */
+  async function unread(actor: Actor): Promise<number> {
+    const row = await deps.db
+      .selectFrom('notifications')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('person_id', '=', actor.personId)
+      .where('read', '=', 0)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+  return { list, markRead, unread };
 }

@@ -14,6 +14,8 @@ export interface Notice {
   /** For an automation's notice: the automation, and the run it is about, which the app links to. */
   automationId?: string | null;
   runId?: string | null;
+  /** For an approval's notice: the approval, whose card the notification shows. */
+  approvalId?: string | null;
 }
 
 /** The one writer of `notifications`: inserts one in the caller's transaction (secrets masked) and returns its id. */
@@ -31,10 +33,22 @@ export async function notify(on: Db, notice: Notice): Promise<string> {
       thread_id: notice.threadId ?? null,
       automation_id: notice.automationId ?? null,
       run_id: notice.runId ?? null,
+      approval_id: notice.approvalId ?? null,
       body: maskSecrets(notice.body),
       read: 0,
       created_at: Date.now(),
     })
     .execute();
   return id;
+}
+
+/** Marks a person's notice of an approval read, in the caller's transaction (they decided it). */
+export async function markApprovalNoticeRead(on: Db, approvalId: string, personId: string): Promise<void> {
+  await on
+    .updateTable('notifications')
+    .set({ read: 1 })
+    .where('approval_id', '=', approvalId)
+    .where('person_id', '=', personId)
+    .where('read', '=', 0)
+    .execute();
 }

@@ -1,18 +1,26 @@
 import type { ModelError } from '../../model/model.ts';
+import { log } from '../../observability/log.ts';
 import type { Scope } from '../workspace/actor.ts';
 import type { Outcome } from './requests.ts';
+
+/** What people are told when an agent is mentioned in a workspace without a model. */
+export const NO_MODEL_REPLY =
+  "The assistant isn't set up in this workspace yet; an admin can connect a model in Settings.";
 
 /** Replies for requests an agent cannot answer; each says what to do next. */
 export const replies = {
   noModel(agent: string): Outcome {
+    // People are told what they can do; how an operator configures a model goes to the log and
+    // to Settings, where admins see it.
+    log.warn(
+      { agent },
+      'an agent was mentioned but no model is configured: set TANDEM_MODEL_URL, TANDEM_MODEL and, when the endpoint needs one, TANDEM_MODEL_KEY',
+    );
     return {
       status: 'failed',
-      body: [
-        `I can't answer yet: no model is configured for this workspace.`,
-        `An admin can set one by starting Tandem with \`TANDEM_MODEL_URL\` (an OpenAI-compatible endpoint, e.g. \`https://api.openai.com/v1\`), \`TANDEM_MODEL\` (the model's name) and, when the endpoint needs one, \`TANDEM_MODEL_KEY\`. Then mention @${agent} again.`,
-      ].join('\n\n'),
+      body: NO_MODEL_REPLY,
       errorCode: 'model_unavailable',
-      error: 'no model is configured',
+      error: 'no model is configured (TANDEM_MODEL_URL and TANDEM_MODEL are not set)',
     };
   },
 

@@ -21,9 +21,25 @@ export interface VerifiedToken {
 /** A personal access token as its owner sees it listed (never the token itself). */
 export interface TokenRow {
   token_id: string;
+  /** The name given when it was made in Settings; null for tokens made on the command line. */
+  name: string | null;
   scopes: Scope[];
   created_at: number;
   expires_at: number | null;
+  /** When it was last used (to within a minute), or null if never since it was named. */
+  last_used_at: number | null;
+}
+
+/** How stale a token's `last_used_at` may get before a use moves it (one write a minute at most). */
+const LAST_USED_EVERY_MS = 60_000;
+
+/** A token's name as given in Settings: 1–100 characters. */
+export function tokenName(value: unknown): string {
+  if (typeof value !== 'string' || value.trim() === '')
+    throw invalid('name is required: say what the token is for, e.g. "Laptop scripts"');
+  const name = value.trim();
+  if (name.length > 100) throw invalid('name must be at most 100 characters');
+  return name;
 }
 
 export function parseTtl(ttl: string): number {
@@ -42,7 +58,13 @@ export function tokensService(deps: Deps, ends?: CredentialEnds) {
   // Every MCP request carries its token; remembering recent verifications saves a hash and a query.
   const recent = new RecentlyVerified<VerifiedToken>();
 
-  async function create(personId: string, workspaceId: string, scopes: Scope[], ttlMs: number | null) {
+  async function create(
+    personId: string,
+    workspaceId: string,
+    scopes: Scope[],
+    ttlMs: number | null,
+    name: string | null = null,
+  ) {
     const token = `tdm_${randomBytes(32).toString('base64url')}`;
     const now = Date.now();
     const expiresAt = ttlMs === null ? null : now + ttlMs;
@@ -57,6 +79,8 @@ export function tokensService(deps: Deps, ends?: CredentialEnds) {
         scopes: scopes.join(' '),
         expires_at: expiresAt,
         created_at: now,
+        name,
+        last_used_at: null,
       })
       .execute();
     return { token, expiresAt, tokenId: id };
@@ -74,6 +98,17 @@ export function tokensService(deps: Deps, ends?: CredentialEnds) {
       .where('hash', '=', hashToken(token))
       .executeTakeFirst();
     if (!row || (row.expires_at !== null && row.expires_at <= now)) return null;
+    // Settings shows when each token was last used; a minute's precision costs one write a minute.
+    if (row.last_used_at === null || row.last_used_at < now - LAST_USED_EVERY_MS) {
+      await db
+        .updateTable('tokens')
+        .set({ last_used_at: now })
+        .where('id', '=', row.id)
+        .where((eb) =>
+          eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', now - LAST_USED_EVERY_MS)]),
+        )
+        .execute();
+    }
     const result: VerifiedToken = {
       actor: {
         personId: row.person_id,
@@ -92,16 +127,18 @@ export function tokensService(deps: Deps, ends?: CredentialEnds) {
   async function list(personId: string): Promise<TokenRow[]> {
     const rows = await db
       .selectFrom('tokens')
-      .select(['id', 'scopes', 'created_at', 'expires_at'])
+      .select(['id', 'name', 'scopes', 'created_at', 'expires_at', 'last_used_at'])
       .where('person_id', '=', personId)
       .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', Date.now())]))
       .orderBy('id', 'desc')
       .execute();
     return rows.map((r) => ({
       token_id: r.id,
+      name: r.name,
       scopes: parseScopes(r.scopes),
       created_at: r.created_at,
       expires_at: r.expires_at,
+      last_used_at: r.last_used_at,
     }));
   }
 

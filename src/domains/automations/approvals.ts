@@ -2,7 +2,7 @@ import type { Selectable } from 'kysely';
 import { DomainError, invalid } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import type { ApprovalTable, AutomationTable, RunTable, Db } from '../../storage/schema.ts';
-import { notify } from '../activity/notify.ts';
+import { markApprovalNoticeRead, notify } from '../activity/notify.ts';
 import type { Deps } from '../deps.ts';
 import {
   approvalFor,
@@ -100,7 +100,8 @@ export async function requestApproval(trx: Db, request: ApprovalRequest): Promis
       kind: 'automation',
       automationId: automation.id,
       runId: run.id,
-      body: `${automation.name} asks for approval: ${message} (approval ${approvalId}; decide with POST /api/approvals/${approvalId} or tandem approve ${approvalId})`,
+      approvalId,
+      body: `“${automation.name}” is waiting for your approval: ${message}`,
     });
   }
 }
@@ -154,6 +155,8 @@ export async function decideApproval(
       `${me.name} ${status} “${approval.message}”${note ? `: ${note}` : ''}.`,
     );
     await wake(trx, approval.run_id);
+    // Deciding is opening its notice: the decider's notice of it reads as read.
+    await markApprovalNoticeRead(trx, approval.id, actor.personId);
     return {
       approval_id: approval.id,
       run_id: approval.run_id,

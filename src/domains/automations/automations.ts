@@ -1,6 +1,7 @@
 import type { Deps } from '../deps.ts';
 import type { Actor } from '../workspace/actor.ts';
 import { decideApproval } from './approvals.ts';
+import { approvalCard, capabilityLookup } from './approval-cards.ts';
 import { automationsContext, type AutomationOptions } from './context.ts';
 import { automationControls } from './controls.ts';
 import { draftVersion, type DraftArgs, type DraftOptions } from './drafts.ts';
@@ -23,6 +24,7 @@ export function automationsService(deps: Deps, options: AutomationOptions = {}) 
   const ctx = automationsContext(deps, options);
   const controls = automationControls(ctx);
   const queries = automationQueries(ctx);
+  const capabilityOf = capabilityLookup(ctx.plugins);
 
   return {
     plugins: ctx.plugins,
@@ -40,7 +42,11 @@ export function automationsService(deps: Deps, options: AutomationOptions = {}) 
     },
 
     /** An automation's session, for its participants and everyone who can open the automation. */
-    session: (actor: Actor, sessionId: unknown) => sessionView(ctx.db, actor, sessionId),
+    session: (actor: Actor, sessionId: unknown) => sessionView(ctx.db, actor, sessionId, capabilityOf),
+
+    /** One approval's card with the writes it lets happen, for anyone who may see the approval. */
+    approvalCard: (actor: Actor, approvalId: unknown) =>
+      approvalCard(ctx.db, actor, approvalId, capabilityOf),
 
     describe: queries.describe,
 

@@ -10,23 +10,13 @@ import type { Trigger } from '../../flowplan/triggers.ts';
 import { iso, runDetail } from './runs.ts';
 import { schedulePreview } from '../../flowplan/schedule-preview.ts';
 import type { StoredSummary } from './checks.ts';
+import { approvalCards, approvalsOfRun, capabilityLookup } from './approval-cards.ts';
+import { allPlugins } from '../../capabilities/catalogue.ts';
+import type { Capability, ConnectorPlugin } from '../../capabilities/capability.ts';
+import { maskSecretKeys as maskSecrets } from './mask.ts';
 
 /** Versions of a plan shown at once, newest first. */
 export const VERSIONS_SHOWN = 50;
-
-const SECRET_KEY = /secret|token|password|passwd|api[-_]?key|authorization|cookie|credential/i;
-
-/** A value with the values of secret-looking keys replaced, for showing run data to people. */
-export function maskSecrets(value: unknown, depth = 0): unknown {
-  if (depth > 50 || value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return value.map((v) => maskSecrets(v, depth + 1));
-  return Object.fromEntries(
-    Object.entries(value).map(([k, v]) => [
-      k,
-      SECRET_KEY.test(k) && v !== null && v !== '' ? '••••••' : maskSecrets(v, depth + 1),
-    ]),
-  );
-}
 
 function* planNodes(nodes: PlanNode[], prefix = ''): Generator<[string, PlanNode]> {
   for (const n of nodes) {
@@ -40,47 +30,37 @@ function planNodeId(key: string): string {
   return key.replace(/\[\d+\]/g, '');
 }
 
-/** Approvals waiting on this person, oldest first (at most 50). */
-async function approvalsAwaiting(on: Db, actor: Actor) {
+/** Approvals waiting on this person, oldest first (at most 50), as their cards. */
+async function approvalsAwaiting(
+  on: Db,
+  actor: Actor,
+  capabilityOf: (key: string) => Capability | undefined,
+) {
   const rows = await on
     .selectFrom('approvals')
     .innerJoin('automations', 'automations.id', 'approvals.automation_id')
-    .select([
-      'approvals.id',
-      'approvals.run_id',
-      'approvals.message',
-      'approvals.approvers_json',
-      'approvals.session_id',
-      'approvals.created_at',
-      'approvals.expires_at',
-      'automations.id as automation_id',
-      'automations.name as automation_name',
-      'automations.created_by',
-    ])
+    .select(['approvals.id', 'approvals.approvers_json', 'automations.created_by'])
     .where('approvals.workspace_id', '=', actor.workspaceId)
     .where('approvals.status', '=', 'pending')
     .orderBy('approvals.id', 'asc')
     .limit(500)
     .execute();
   const me = await decider(on, actor);
-  return rows
+  const ids = rows
     .filter((r) => mayDecide(parseApprovers(r.approvers_json), r.created_by, me))
     .slice(0, 50)
-    .map((r) => ({
-      approval_id: r.id,
-      run_id: r.run_id,
-      message: r.message,
-      automation_id: r.automation_id,
-      automation_name: r.automation_name,
-      session_id: r.session_id,
-      created_at: iso(r.created_at) as string,
-      expires_at: iso(r.expires_at) as string,
-    }));
+    .map((r) => r.id);
+  const cards = await approvalCards(on, actor, ids, capabilityOf);
+  return ids.flatMap((id) => {
+    const card = cards.get(id);
+    return card ? [card] : [];
+  });
 }
 
 /** What the automation pages show beyond what the tools return: versions, runs in full, waiting approvals. */
-export function automationViews(deps: Deps) {
+export function automationViews(deps: Deps, options: { plugins?: ConnectorPlugin[] } = {}) {
   const { db } = deps;
+  const capabilityOf = capabilityLookup(allPlugins(options));
 
   /**
    * The versions of an automation's plan, newest first, each with who made it (the person, or an
@@ -205,9 +185,22 @@ export function automationViews(deps: Deps) {
   }
 
   /** Approvals the person may decide that are still waiting. */
-  const awaiting = (actor: Actor) => approvalsAwaiting(db, actor);
+  const awaiting = (actor: Actor) => approvalsAwaiting(db, actor, capabilityOf);
 
-  return { versions, inspectRun, schedule, lastRuns, awaiting };
+  /** The approvals of one run of an automation the person can open, as their cards. */
+  async function runApprovals(actor: Actor, args: { automation_id?: unknown; run_id?: unknown }) {
+    const { row } = await automationFor(db, actor, args.automation_id);
+    if (typeof args.run_id !== 'string') throw invalid('run_id must be a string');
+    const run = await db
+      .selectFrom('runs')
+      .select('id')
+      .where('id', '=', args.run_id)
+      .where('automation_id', '=', row.id)
+      .executeTakeFirst();
+    return run ? approvalsOfRun(db, actor, run.id, capabilityOf) : null;
+  }
+
+  return { versions, inspectRun, schedule, lastRuns, awaiting, runApprovals };
 }
 
 export type AutomationViews = ReturnType<typeof automationViews>;

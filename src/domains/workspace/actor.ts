@@ -11,6 +11,14 @@ export interface Actor {
    * app's session, the JSON API, the CLI, their automations' runs).
    */
   by?: ActedBy;
+  /** What the call came through, for the activity history: a token, an app, the command line. */
+  via?: Via;
+}
+
+/** The credential a call came through: a personal access token, an OAuth app (its client id), the command line. */
+export interface Via {
+  kind: 'token' | 'oauth' | 'session' | 'local';
+  id: string | null;
 }
 
 /** Whether a person did something themselves or an agent did it for them. */

@@ -32,7 +32,7 @@ export const notifyNode = defineNodeKind({
               kind: 'automation',
               automationId: state.automation.id,
               runId: state.run.id,
-              body: `${automation.name}: ${message}`,
+              body: `“${automation.name}” says: ${message}`,
             })
           : await postSession(trx, state, message);
       const output = { message_id: messageId };

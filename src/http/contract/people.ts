@@ -15,6 +15,7 @@ export const me = endpoint({
     workspace,
     workspaces: z.array(workspace),
     scopes: z.array(z.string()),
+    admin: z.boolean().optional(),
   }),
 });
 
@@ -35,6 +36,8 @@ export const notification = z.object({
   /** An automation's notice: the automation and the run it is about (`/automations/{id}?run={run_id}`). */
   automation_id: z.string().optional(),
   run_id: z.string().optional(),
+  /** An approval's notice: the approval, whose card the notification shows. */
+  approval_id: z.string().optional(),
   read: z.boolean(),
   /** Milliseconds since the epoch. */
   at: z.number(),
@@ -46,6 +49,13 @@ export const listNotifications = endpoint({
   path: '/notifications',
   query: { limit: integerParam(1, 100) },
   output: z.object({ notifications: z.array(notification) }),
+});
+
+/** How many of the caller's notifications are unread (the menu says it). */
+export const unreadNotifications = endpoint({
+  method: 'GET',
+  path: '/notifications/unread',
+  output: z.object({ unread: z.number() }),
 });
 
 export const markNotificationsRead = endpoint({
@@ -75,6 +85,12 @@ export const activityEntry = z.object({
   id: z.string(),
   tool: z.string(),
   targets: z.array(z.string()),
+  /** The objects touched, named as the reader may see them now. */
+  named: z
+    .array(z.object({ id: z.string(), kind: z.string(), label: z.string(), open: z.boolean() }))
+    .optional(),
+  /** What the call came through: an app, a token, the command line, an agent. */
+  via: z.object({ key: z.string(), label: z.string() }).optional(),
   outcome: z.string(),
   error_code: z.string().optional(),
   duration_ms: z.number(),
@@ -91,13 +107,34 @@ export const listActivity = endpoint({
     outcome: choiceParam('ok', 'error'),
     /** An entry id: the entries older than it. */
     before: textParam(100),
+    /** What the calls came through (`via.key` of an entry). */
+    via: textParam(200),
   },
   output: z.object({
     activity: z.array(activityEntry),
     /** Every tool an agent can call, for the filter. */
     tools: z.array(z.string()),
+    /** What the person's calls came through, for the filter by app. */
+    vias: z.array(z.object({ key: z.string(), label: z.string() })).optional(),
   }),
 });
+
+/** A write step an approval guards, as it would be sent now (`Writes after approval`). */
+export const writeAfterApproval = z.object({
+  node_id: z.string(),
+  title: z.string().optional(),
+  /** The capability in words: `Append to the document`. */
+  action: z.string(),
+  capability: z.string(),
+  /** A document's title, `owner/repo`, a channel, recipients. */
+  target: z.string().optional(),
+  text: z.object({ label: z.string(), value: z.string() }).optional(),
+  input: z.record(z.string(), z.unknown()),
+  /** Fields known only after the approval, and why. */
+  pending: z.array(z.object({ field: z.string(), reason: z.string() })),
+  for_each: z.string().optional(),
+});
+export type WriteAfterApproval = z.infer<typeof writeAfterApproval>;
 
 export const approvalCard = z.object({
   type: z.literal('approval'),
@@ -106,12 +143,18 @@ export const approvalCard = z.object({
   node_id: z.string(),
   status: z.string(),
   message: z.string(),
+  automation_id: z.string().optional(),
+  automation_name: z.string().optional(),
+  session_id: z.string().optional(),
   approvers: z.string().optional(),
   can_decide: z.boolean().optional(),
   decided_by: z.string().optional(),
   decided_at: z.string().optional(),
   note: z.string().optional(),
+  created_at: z.string().optional(),
   expires_at: z.string().optional(),
+  /** While it waits: what approving lets happen. */
+  writes: z.array(writeAfterApproval).optional(),
 });
 export type ApprovalCard = z.infer<typeof approvalCard>;
 
@@ -153,18 +196,19 @@ export const decideApproval = endpoint({
 export const awaitingApprovals = endpoint({
   method: 'GET',
   path: '/approvals',
-  output: z.object({
-    approvals: z.array(
-      z.object({
-        approval_id: z.string(),
-        run_id: z.string(),
-        message: z.string(),
-        automation_id: z.string(),
-        automation_name: z.string(),
-        session_id: z.string(),
-        created_at: z.string(),
-        expires_at: z.string(),
-      }),
-    ),
-  }),
+  output: z.object({ approvals: z.array(approvalCard) }),
+});
+
+/** One approval's card, wherever it is shown (a notification, a link). */
+export const readApproval = endpoint({
+  method: 'GET',
+  path: '/approvals/:id',
+  output: approvalCard,
+});
+
+/** The approvals of one run, for the run's page. */
+export const runApprovals = endpoint({
+  method: 'GET',
+  path: '/automations/:id/runs/:run_id/approvals',
+  output: z.object({ approvals: z.array(approvalCard) }),
 });

@@ -89,7 +89,7 @@ ${chooser}
 <h2 id="asked">It asks to</h2>
 <ul aria-labelledby="asked">${missing.map((s) => `<li>${escapeHtml(SCOPE_IN_WORDS[s])}</li>`).join('')}</ul>
 ${grantedBefore ? '<p class="note">You allowed this app other things before; Settings lists everything it may do.</p>' : ''}
-<p class="row"><button name="decision" value="allow">Allow</button> <button name="decision" value="deny">Deny</button></p>
+<p class="row"><button name="decision" value="allow" class="primary">Allow</button> <button name="decision" value="deny">Deny</button></p>
 </form>`;
 }
 

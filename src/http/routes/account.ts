@@ -3,6 +3,7 @@ import { SCOPES } from '../../domains/workspace/actor.ts';
 import { DomainError } from '../../errors.ts';
 import { clientAddress } from '../client-address.ts';
 import { defineRoute } from '../route.ts';
+import { listTokens } from '../contract/settings.ts';
 
 const workspace = z.object({ workspace_id: z.string(), name: z.string() });
 const scopes = z.array(z.enum(SCOPES));
@@ -21,6 +22,8 @@ export const accountRoutes = [
       workspace,
       workspaces: z.array(workspace),
       scopes,
+      /** Whether they are an admin of this workspace (Settings shows more). */
+      admin: z.boolean(),
     }),
     handler: async ({ services, actor }) => {
       const { me, workspaces } = await services.accounts.whoIs(actor.personId);
@@ -31,6 +34,7 @@ export const accountRoutes = [
         workspace: { workspace_id: me.workspaceId, name: me.workspace },
         workspaces: workspaces.map((w) => ({ workspace_id: w.workspaceId, name: w.workspace })),
         scopes: SCOPES.filter((s) => actor.scopes.has(s)),
+        admin: await services.directory.isAdmin(actor),
       };
     },
   }),
@@ -70,16 +74,11 @@ export const accountRoutes = [
     },
   }),
   defineRoute({
-    method: 'GET',
-    path: '/tokens',
-    description: 'the caller’s personal access tokens that still work (never the tokens themselves)',
+    ...listTokens,
+    description:
+      'the caller’s personal access tokens that still work, named, with when each was last used (never the tokens themselves)',
     scopes: [],
     credentials: 'session',
-    output: z.object({
-      tokens: z.array(
-        z.object({ token_id: z.string(), scopes, created_at: z.number(), expires_at: z.number().nullable() }),
-      ),
-    }),
     handler: async ({ services, actor }) => ({ tokens: await services.tokens.list(actor.personId) }),
   }),
   defineRoute({

@@ -1,5 +1,5 @@
 import { toolNames } from '../api-people.ts';
-import { listActivity, listNotifications } from '../contract/people.ts';
+import { listActivity, listNotifications, unreadNotifications } from '../contract/people.ts';
 import { defineRoute } from '../route.ts';
 
 /** What the person was told, and what agents did for them. */
@@ -14,6 +14,12 @@ export const activityRoutes = [
     }),
   }),
   defineRoute({
+    ...unreadNotifications,
+    description: 'how many of the caller’s notifications are unread',
+    scopes: [],
+    handler: async ({ services, actor }) => ({ unread: await services.notifications.unread(actor) }),
+  }),
+  defineRoute({
     ...listActivity,
     description:
       'the caller’s agent activity history (every tool call, reads included); tool, outcome and before narrow it',
@@ -24,8 +30,10 @@ export const activityRoutes = [
         tool: query.tool,
         outcome: query.outcome,
         before: query.before,
+        via: query.via,
       }),
       tools: toolNames(),
+      vias: await services.activity.vias(actor),
     }),
   }),
 ];

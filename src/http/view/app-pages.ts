@@ -14,6 +14,7 @@ export const APP_ROUTES = [
   '/sessions/:id',
   '/notifications',
   '/activity',
+  '/settings',
 ] as const;
 
 const PATTERNS = APP_ROUTES.map(

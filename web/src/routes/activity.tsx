@@ -10,34 +10,44 @@ import { When } from '../ui/time.tsx';
 
 const PAGE = 100;
 
-function Targets({ ids }: { ids: string[] }) {
-  if (ids.length === 0) return <span className="muted">—</span>;
+/** The objects a call touched, by name; what the reader can no longer open is said, never shown. */
+function Targets({ entry }: { entry: ActivityEntry }) {
+  const named = entry.named ?? [];
+  if (named.length === 0) return <span className="muted">—</span>;
   return (
     <ul className="inline-list">
-      {ids.map((id) => {
-        const path = objectPath(id);
-        return <li key={id}>{path ? <Link to={path}>{id}</Link> : <code>{id}</code>}</li>;
+      {named.map((n) => {
+        const path = n.open ? objectPath(n.id) : undefined;
+        return (
+          <li key={n.id}>
+            {path ? <Link to={path}>{n.label}</Link> : <span className="muted">{n.label}</span>}
+          </li>
+        );
       })}
     </ul>
   );
 }
+
+/** A tool's name as words that break between words (`read_document` → `read document`). */
+const toolWords = (tool: string) => tool.replace(/_/g, ' ');
 
 export default function Activity() {
   useTitle('Agent activity');
   const [params, setParams] = useSearchParams();
   const tool = params.get('tool') ?? '';
   const outcome = params.get('outcome') ?? '';
+  const via = params.get('via') ?? '';
   const [older, setOlder] = useState<ActivityEntry[]>([]);
-  const first = useResource(`activity:${tool}:${outcome}`, async () => {
+  const first = useResource(`activity:${tool}:${outcome}:${via}`, async () => {
     setOlder([]);
-    return call(listActivity, { query: { tool, outcome, limit: PAGE } });
+    return call(listActivity, { query: { tool, outcome, via, limit: PAGE } });
   });
   const more = useAction();
   const rows = [...(first.data?.activity ?? []), ...older];
   const [exhausted, setExhausted] = useState(false);
   const canLoadMore = !exhausted && (first.data?.activity.length ?? 0) === PAGE;
 
-  const filter = (name: 'tool' | 'outcome', value: string) => {
+  const filter = (name: 'tool' | 'outcome' | 'via', value: string) => {
     const next = new URLSearchParams(params);
     if (value) next.set(name, value);
     else next.delete(name);
@@ -55,7 +65,17 @@ export default function Activity() {
             <option value="">All tools</option>
             {first.data?.tools.map((t) => (
               <option key={t} value={t}>
-                {t}
+                {toolWords(t)}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <Field label="App">
+          <select value={via} onChange={(e) => filter('via', e.target.value)}>
+            <option value="">All apps and tokens</option>
+            {first.data?.vias?.map((v) => (
+              <option key={v.key} value={v.key}>
+                {v.label}
               </option>
             ))}
           </select>
@@ -73,7 +93,7 @@ export default function Activity() {
         <Loading what="activity" />
       ) : rows.length === 0 && !first.error ? (
         <p>
-          {tool || outcome
+          {tool || outcome || via
             ? 'No tool calls match these filters.'
             : 'Your agents have made no tool calls yet.'}
         </p>
@@ -85,6 +105,7 @@ export default function Activity() {
               <tr>
                 <th scope="col">When</th>
                 <th scope="col">Tool</th>
+                <th scope="col">Through</th>
                 <th scope="col">Outcome</th>
                 <th scope="col">Took</th>
                 <th scope="col">Objects</th>
@@ -96,9 +117,8 @@ export default function Activity() {
                   <td>
                     <When at={a.at} />
                   </td>
-                  <td data-label="Tool">
-                    <code>{a.tool}</code>
-                  </td>
+                  <td data-label="Tool">{toolWords(a.tool)}</td>
+                  <td data-label="Through">{a.via ? `via ${a.via.label}` : '—'}</td>
                   <td data-label="Outcome">
                     {a.outcome === 'ok' ? (
                       <span className="ok">Succeeded</span>
@@ -108,7 +128,7 @@ export default function Activity() {
                   </td>
                   <td data-label="Took">{a.duration_ms} ms</td>
                   <td data-label="Objects">
-                    <Targets ids={a.targets} />
+                    <Targets entry={a} />
                   </td>
                 </tr>
               ))}
@@ -124,7 +144,7 @@ export default function Activity() {
             void more.perform(async () => {
               const last = rows.at(-1);
               const page = await call(listActivity, {
-                query: { tool, outcome, limit: PAGE, before: last?.id },
+                query: { tool, outcome, via, limit: PAGE, before: last?.id },
               });
               setOlder([...older, ...page.activity]);
               if (page.activity.length < PAGE) setExhausted(true);

@@ -8,6 +8,7 @@ import { PlanDiagram, type DiagramEdge, type DiagramNode } from '../ui/plan-diag
 import { ErrorNote, Loading } from '../ui/status.tsx';
 import { duration, When } from '../ui/time.tsx';
 import { Rerun } from './automation-rerun.tsx';
+import { RunApprovals } from './run-approvals.tsx';
 import { causeText, isActive } from './automation-words.ts';
 
 const STATUS: Record<string, string> = {
@@ -316,6 +317,7 @@ export function RunDetail({
               onOpen={(id) => document.getElementById(`run-step-${id}`)?.focus()}
             />
           )}
+          <RunApprovals automationId={automationId} runId={runId} onDecided={run.reload} />
           <div className="table-wrap">
             <table className="stack">
               <caption>Steps of this run</caption>

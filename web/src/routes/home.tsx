@@ -1,11 +1,18 @@
+import { useState } from 'react';
 import { Link } from 'react-router';
 import { call } from '../api.ts';
 import { useResource, useTitle } from '../hooks.ts';
 import { listAutomations } from '../../../src/http/contract/automations.ts';
 import { listDocuments } from '../../../src/http/contract/documents.ts';
-import { awaitingApprovals, listNotifications } from '../../../src/http/contract/people.ts';
+import {
+  awaitingApprovals,
+  listNotifications,
+  readApproval,
+  type ApprovalCard as ApprovalCardData,
+} from '../../../src/http/contract/people.ts';
 import { artifactPath, notificationLinks, TYPE_NAMES } from '../ui/links.ts';
 import { marksRead } from '../ui/notices.ts';
+import { ApprovalCard } from '../ui/approval.tsx';
 import { ErrorNote, Loading } from '../ui/status.tsx';
 import { When } from '../ui/time.tsx';
 import { degradedText } from './automation-words.ts';
@@ -39,51 +46,65 @@ function Recent() {
   );
 }
 
-function Attention() {
+/** Approvals this person may decide, each with what it lets happen and its buttons. */
+function Waiting() {
   const approvals = useResource('awaiting', () => call(awaitingApprovals, {}));
+  // A card decided here stays, saying who decided, until the page is left.
+  const [decided, setDecided] = useState<ApprovalCardData[]>([]);
+  const waiting = approvals.data?.approvals ?? [];
+  const list = [...waiting, ...decided.filter((d) => !waiting.some((a) => a.approval_id === d.approval_id))];
+  const after = (id: string) => async () => {
+    const now = await call(readApproval, { params: { id } }).catch(() => undefined);
+    if (now) setDecided((d) => [...d.filter((c) => c.approval_id !== id), now]);
+    await approvals.reload();
+  };
+  return (
+    <section aria-labelledby="waiting" className="wide">
+      <h2 id="waiting">Waiting for you</h2>
+      <ErrorNote error={approvals.error} />
+      {approvals.loading ? (
+        <Loading what="approvals" />
+      ) : list.length === 0 ? (
+        <p className="muted">No approval waits on you.</p>
+      ) : (
+        <ul className="cards">
+          {list.map((a) => (
+            <li key={a.approval_id}>
+              <ApprovalCard card={a} onDecided={after(a.approval_id)} />
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+function Attention() {
   const automations = useResource('automations', () => call(listAutomations, {}));
   const failing = (automations.data?.automations ?? []).filter(
     (a) => a.consecutive_failures > 0 || a.degraded_reason,
   );
-  const loading = approvals.loading || automations.loading;
-  const none = !loading && approvals.data?.approvals.length === 0 && failing.length === 0;
   return (
     <section aria-labelledby="attention">
       <h2 id="attention">Automations that need attention</h2>
-      <ErrorNote error={approvals.error ?? automations.error} />
-      {loading && <Loading what="automations" />}
-      {none && <p className="muted">Nothing waits on you, and no automation is failing.</p>}
-      {approvals.data && approvals.data.approvals.length > 0 && (
-        <>
-          <h3>Waiting for your approval</h3>
-          <ul className="plain">
-            {approvals.data.approvals.map((a) => (
-              <li key={a.approval_id}>
-                <Link to={`/sessions/${encodeURIComponent(a.session_id)}`}>{a.message}</Link>{' '}
-                <span className="muted">
-                  {a.automation_name} · asked <When at={a.created_at} />
-                </span>
-              </li>
-            ))}
-          </ul>
-        </>
+      <ErrorNote error={automations.error} />
+      {automations.loading && <Loading what="automations" />}
+      {!automations.loading && failing.length === 0 && (
+        <p className="muted">No automation is failing or unable to run.</p>
       )}
       {failing.length > 0 && (
-        <>
-          <h3>Failing or unable to run</h3>
-          <ul className="plain">
-            {failing.map((a) => (
-              <li key={a.automation_id}>
-                <Link to={`/automations/${encodeURIComponent(a.automation_id)}`}>{a.name}</Link>{' '}
-                <span className="warn">
-                  {a.degraded_reason
-                    ? degradedText(a.degraded_reason)
-                    : `${a.consecutive_failures} failed run${a.consecutive_failures === 1 ? '' : 's'} in a row`}
-                </span>
-              </li>
-            ))}
-          </ul>
-        </>
+        <ul className="plain">
+          {failing.map((a) => (
+            <li key={a.automation_id}>
+              <Link to={`/automations/${encodeURIComponent(a.automation_id)}`}>{a.name}</Link>{' '}
+              <span className="warn">
+                {a.degraded_reason
+                  ? degradedText(a.degraded_reason)
+                  : `${a.consecutive_failures} failed run${a.consecutive_failures === 1 ? '' : 's'} in a row`}
+              </span>
+            </li>
+          ))}
+        </ul>
       )}
     </section>
   );
@@ -134,6 +155,7 @@ export default function Home() {
   return (
     <>
       <h1>Home</h1>
+      <Waiting />
       <div className="grid">
         <Attention />
         <Unread />

@@ -1,13 +1,32 @@
 import { Link } from 'react-router';
 import { call } from '../api.ts';
 import { useAction, useResource, useTitle } from '../hooks.ts';
-import { listNotifications, markNotificationsRead } from '../../../src/http/contract/people.ts';
+import { listNotifications, readApproval, type Notification } from '../../../src/http/contract/people.ts';
+import { ApprovalCard } from '../ui/approval.tsx';
 import { notificationLinks } from '../ui/links.ts';
 import { marksRead } from '../ui/notices.ts';
 import { ErrorNote, Loading } from '../ui/status.tsx';
 import { When } from '../ui/time.tsx';
+import { markAllOpened, markOpened } from '../ui/unread.tsx';
 
 const KINDS: Record<string, string> = { mention: 'Mention', automation: 'Automation' };
+
+/** An approval's notice shows the approval itself, to decide here; one the reader can no longer see shows nothing. */
+function NoticeApproval({ notice, onDecided }: { notice: Notification; onDecided: () => Promise<void> }) {
+  const id = notice.approval_id as string;
+  const card = useResource(`approval:${id}`, () => call(readApproval, { params: { id } }));
+  if (!card.data) return card.error && !card.error.notFound ? <ErrorNote error={card.error} /> : null;
+  return (
+    <ApprovalCard
+      card={card.data}
+      onDecided={async () => {
+        await card.reload();
+        await markOpened([notice.id]);
+        await onDecided();
+      }}
+    />
+  );
+}
 
 export default function Notifications() {
   useTitle('Notifications');
@@ -25,7 +44,7 @@ export default function Notifications() {
             disabled={mark.busy}
             onClick={() =>
               void mark.perform(async () => {
-                await call(markNotificationsRead, { body: {} });
+                await markAllOpened();
                 await notes.reload();
               })
             }
@@ -44,7 +63,7 @@ export default function Notifications() {
           <p className="muted" role="status">
             {unread === 0 ? 'All read.' : `${unread} unread.`}
           </p>
-          <ul className="cards">
+          <ul className="cards" aria-label="Notifications">
             {list.map((n) => {
               const links = notificationLinks(n);
               return (
@@ -56,6 +75,7 @@ export default function Notifications() {
                   <p className="pre-line" id={`body-${n.id}`}>
                     {n.body}
                   </p>
+                  {n.approval_id && <NoticeApproval notice={n} onDecided={notes.reload} />}
                   {links.length > 0 && (
                     <p className="card-links">
                       {links.map((l) => (

@@ -1,106 +1,16 @@
-import { useState } from 'react';
-import { Link, useParams } from 'react-router';
+import { Link, useLocation, useParams } from 'react-router';
 import { call } from '../api.ts';
-import { useAction, usePolling, useResource, useTitle } from '../hooks.ts';
-import {
-  approvalCard,
-  decideApproval,
-  readSession,
-  type ApprovalCard,
-} from '../../../src/http/contract/people.ts';
+import { usePolling, useResource, useTitle } from '../hooks.ts';
+import { approvalCard, readSession } from '../../../src/http/contract/people.ts';
+import { ApprovalCard } from '../ui/approval.tsx';
+import { automationPath } from '../ui/links.ts';
 import { ErrorNote, LoadFailure, Loading } from '../ui/status.tsx';
 import { When } from '../ui/time.tsx';
 
-const DECIDED: Record<string, string> = {
-  approved: 'Approved',
-  rejected: 'Rejected',
-  timed_out: 'Timed out',
-  pending: 'Waiting for a decision',
-};
-
-/** One approval: its question, then either the decision with who, when and why, or the controls to make it. */
-function Approval({
-  card,
-  asked,
-  onDecided,
-}: {
-  card: ApprovalCard;
-  asked: string;
-  onDecided: () => Promise<void>;
-}) {
-  const [note, setNote] = useState('');
-  const action = useAction();
-  const decide = (decision: 'approve' | 'reject') =>
-    action.perform(async () => {
-      await call(decideApproval, {
-        params: { id: card.approval_id },
-        body: { decision, ...(note.trim() ? { note: note.trim() } : {}) },
-      });
-      await onDecided();
-    });
-  const noteId = `note-${card.approval_id}`;
-  return (
-    <article className={`card approval ${card.status}`} aria-labelledby={`q-${card.approval_id}`}>
-      <p className="card-meta">
-        <span className="badge">Approval</span> {DECIDED[card.status] ?? card.status} · asked{' '}
-        <When at={asked} />
-      </p>
-      <h3 id={`q-${card.approval_id}`} className="question">
-        {card.message}
-      </h3>
-      {card.status === 'pending' ? (
-        card.can_decide ? (
-          <div className="decide">
-            <label htmlFor={noteId}>Note</label>
-            <textarea
-              id={noteId}
-              rows={2}
-              maxLength={2000}
-              value={note}
-              onChange={(e) => setNote(e.target.value)}
-            />
-            <div className="buttons">
-              <button
-                type="button"
-                className="primary"
-                disabled={action.busy}
-                onClick={() => void decide('approve')}
-              >
-                Approve
-              </button>
-              <button
-                type="button"
-                className="danger"
-                disabled={action.busy}
-                onClick={() => void decide('reject')}
-              >
-                Reject
-              </button>
-            </div>
-            <ErrorNote error={action.error} />
-          </div>
-        ) : (
-          <p className="muted small">Waiting for {card.approvers ?? 'its approvers'} to decide.</p>
-        )
-      ) : (
-        <p className="small">
-          {card.status === 'timed_out'
-            ? 'Nobody decided in time'
-            : `${DECIDED[card.status]} by ${card.decided_by ?? 'someone'}`}
-          {card.decided_at && (
-            <>
-              , <When at={card.decided_at} />
-            </>
-          )}
-          {card.note && <>: “{card.note}”</>}
-        </p>
-      )}
-    </article>
-  );
-}
-
 export default function Session() {
   const { id = '' } = useParams();
+  // `#approval-{id}` names the card a link is about: it is scrolled to and focused.
+  const { hash } = useLocation();
   const session = useResource(`session:${id}`, () => call(readSession, { params: { id } }));
   useTitle(
     session.data
@@ -137,13 +47,23 @@ export default function Session() {
             return (
               <li key={m.message_id}>
                 {card?.success ? (
-                  <Approval card={card.data} asked={m.created_at} onDecided={session.reload} />
+                  <ApprovalCard
+                    card={{ created_at: m.created_at, ...card.data }}
+                    onDecided={session.reload}
+                    showAutomation={false}
+                    focused={hash === `#approval-${card.data.approval_id}`}
+                  />
                 ) : (
                   <div className="message">
                     <p className="card-meta">
                       <strong>{m.author ?? 'Automation'}</strong> · <When at={m.created_at} />
                     </p>
                     <p className="pre-line">{m.body}</p>
+                    {s.automation_id && m.card?.type === 'run' && typeof m.card.run_id === 'string' && (
+                      <p className="small">
+                        <Link to={automationPath(s.automation_id, m.card.run_id)}>Open the run</Link>
+                      </p>
+                    )}
                   </div>
                 )}
               </li>

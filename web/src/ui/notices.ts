@@ -1,9 +1,8 @@
-import { call } from '../api.ts';
-import { markNotificationsRead } from '../../../src/http/contract/people.ts';
+import { markOpened } from './unread.tsx';
 
 /** A notification opened (its link followed, in this tab or another): it is read now. */
 export function opened(notificationId: string): void {
-  call(markNotificationsRead, { body: { ids: [notificationId] } }).catch(() => undefined);
+  markOpened([notificationId]).catch(() => undefined);
 }
 
 /** The props that mark a notification read when its link is followed (click or middle click). */
