@@ -72,6 +72,7 @@ export async function check(input: CheckInput): Promise<string[]> {
     const text = finalText.get(t.documentId) ?? '';
     const typed = t.typed();
     const line = text.split('\n').find((l) => l.startsWith(typed.slice(0, 4)));
+    if (line !== typed && process.env.SOAK_DEBUG) console.log(JSON.stringify({ typed, text }));
     if (line !== typed)
       fail(`${typed.slice(0, 4)} typed ${typed.length} characters; the server has ${line?.length ?? 0}`);
   }

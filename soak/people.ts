@@ -8,6 +8,9 @@ import * as Y from 'yjs';
 import { projection } from '../src/domains/documents/model.ts';
 import type { Timings } from './stats.ts';
 
+/** A block's paragraph as a person sees it: its text without the line ends that close it. */
+export const paragraphOf = (text: Y.Text): string => text.toString().replace(/\n+$/, '');
+
 /** The Y.Text of the live block whose text starts with `label`. */
 export function blockStartingWith(doc: Y.Doc, label: string): Y.Text | undefined {
   for (const map of doc.getArray<Y.Map<unknown>>('blocks').toArray()) {
@@ -123,9 +126,11 @@ export class Typist {
     if (this.pending === '') this.pending = `${this.label.slice(0, -1)}.${this.word++} `;
     const key = this.pending[0]!;
     this.pending = this.pending.slice(1);
-    text.insert(text.length, key);
+    // At the end of their paragraph's line, before the line ends that close the block.
+    const end = paragraphOf(text).length;
+    text.insert(end, key);
     this.keys++;
-    this.typedAt.get(this.label)![text.length] = Date.now();
+    this.typedAt.get(this.label)![end + 1] = Date.now();
   }
 
   /** How long their paragraph was at `when` (what they had typed by then). */
@@ -137,7 +142,8 @@ export class Typist {
 
   /** What this person's own replica holds of their paragraph. */
   typed(): string {
-    return blockStartingWith(this.conn.doc, this.label)?.toString() ?? '';
+    const text = blockStartingWith(this.conn.doc, this.label);
+    return text ? paragraphOf(text) : '';
   }
 }
 
@@ -167,7 +173,7 @@ export class Watcher {
       for (const label of this.labels) {
         const text = blockStartingWith(this.conn.doc, label);
         if (!text) continue;
-        const length = text.length;
+        const length = paragraphOf(text).length;
         const before = this.seen.get(label) ?? length;
         this.seen.set(label, length);
         const now = Date.now();
@@ -218,7 +224,8 @@ export function disagreements(typists: Typist[], watchers: Map<string, Watcher[]
     const typed = t.typed();
     const needed = graceMs === 0 ? typed.length : t.lengthAt(now - graceMs);
     for (const w of watchers.get(t.documentId) ?? []) {
-      const seen = blockStartingWith(w.conn.doc, t.label)?.toString() ?? '';
+      const block = blockStartingWith(w.conn.doc, t.label);
+      const seen = block ? paragraphOf(block) : '';
       if (!typed.startsWith(seen) || seen.length < needed)
         out.push(
           `person ${t.label}: an instance has ${seen.length} of the ${needed} characters typed by now`,

@@ -50,6 +50,8 @@ const WORKERS = num('SOAK_WORKERS', 2);
 const KEY_MS = num('SOAK_KEY_MS', 1000);
 const THINK_MS = num('SOAK_THINK_MS', 300);
 const HOOK_MS = num('SOAK_HOOK_MS', 1000);
+/** SOAK_FAULTS=off runs the load without killing anything (to tell the load's figures from the faults'). */
+const FAULTS = process.env.SOAK_FAULTS !== 'off';
 
 const started = Date.now();
 const log = (line: string) => console.log(`[${((Date.now() - started) / 1000).toFixed(1)}s] ${line}`);
@@ -210,23 +212,25 @@ async function main() {
     for (const t of typists) t.start();
     const loops = [...agents.map((a) => a.loop()), hooks.loop()];
     log(`load running for ${SECONDS} s`);
-    const heals: Heal[] = await faults(
-      {
-        servers,
-        workers,
-        redis,
-        postgres,
-        disagreements: () => disagreements(typists, byDocument, 1000),
-        watchers,
-        ready: everyoneReady,
-        probe,
-        probeDocument: documentIds[0]!,
-        probeAutomation: seeded.agents[0]!.automationId,
-      },
-      loadStart,
-      [0.15, 0.35, 0.55, 0.75].map((f) => f * SECONDS * 1000),
-      log,
-    );
+    const heals: Heal[] = FAULTS
+      ? await faults(
+          {
+            servers,
+            workers,
+            redis,
+            postgres,
+            disagreements: () => disagreements(typists, byDocument, 1000),
+            watchers,
+            ready: everyoneReady,
+            probe,
+            probeDocument: documentIds[0]!,
+            probeAutomation: seeded.agents[0]!.automationId,
+          },
+          loadStart,
+          [0.15, 0.35, 0.55, 0.75].map((f) => f * SECONDS * 1000),
+          log,
+        )
+      : [];
     const left = loadStart + SECONDS * 1000 - Date.now();
     if (left > 0) await sleep(left);
     for (const t of typists) t.stop();
@@ -330,7 +334,10 @@ async function main() {
   }
   if (failures.length) {
     console.log(`\nFAILED: ${failures.length} check(s)`);
-    for (const f of failures.slice(0, 50)) console.log(`  - ${f}`);
+    const kinds = new Map<string, number>();
+    for (const f of failures) kinds.set(f.replace(/\d+/g, 'N'), (kinds.get(f.replace(/\d+/g, 'N')) ?? 0) + 1);
+    for (const [kind, n] of kinds) console.log(`  ${n} × ${kind}`);
+    for (const f of failures.slice(0, 20)) console.log(`  - ${f}`);
     process.exitCode = 1;
   } else
     console.log('\nPASSED: every acknowledged write is there once, every instance agrees, nothing is stuck.');
