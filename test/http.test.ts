@@ -292,8 +292,13 @@ for (const db of DATABASES) {
       const metadata = (await response.json()) as { resource: string; scopes_supported: string[] };
       assert.ok(metadata.resource.endsWith('/mcp'), `resource is ${metadata.resource}`);
       assert.equal(metadata.resource, mcpUrl.href);
-      // Only the scope to start with: the others are asked for by step-up when a tool needs them.
-      assert.deepEqual(metadata.scopes_supported, ['documents:read']);
+      // Every scope; the 401 challenge names the one to start with, the rest come by step-up.
+      assert.deepEqual(metadata.scopes_supported, [
+        'automations:read',
+        'automations:write',
+        'documents:read',
+        'documents:write',
+      ]);
     });
 
     it('acts as the person behind the token', async () => {

@@ -10,15 +10,9 @@ import { SCOPES } from '../domains/workspace/actor.ts';
 import { buildMcpServer } from '../mcp/registry.ts';
 import type { Services } from '../services.ts';
 import { MCP_MAX_BODY } from './guards.ts';
+import { FIRST_SCOPE } from './scopes.ts';
 
 const DAY = 86_400_000;
-
-/**
- * The scope a client without a token is told to ask for first. Consent is per scope and happens
- * when a tool first needs one (the 403 challenge names it), so no client asks for all four up
- * front; reading is where nearly every session starts.
- */
-export const FIRST_SCOPE = 'documents:read';
 
 const quoted = (value: string) => value.replace(/["\\]/g, '');
 
@@ -88,8 +82,8 @@ export function mcpHttp(services: Services, resourceUrl: URL, allowedHosts: stri
       return {
         resource,
         authorization_servers: [issuer],
-        // Only the first scope is advertised: the others are asked for when a tool needs them.
-        scopes_supported: [FIRST_SCOPE],
+        // Every scope this resource knows; which to ask for first is the 401 challenge's to say.
+        scopes_supported: [...SCOPES],
         bearer_methods_supported: ['header'],
         resource_name: 'Tandem',
       };

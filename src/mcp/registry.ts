@@ -1,6 +1,6 @@
 import { log } from '../observability/log.ts';
 import { toolCalls, toolSeconds } from '../observability/metrics.ts';
-import { McpServer, requireScopes } from '@modelcontextprotocol/server';
+import { McpServer, type ScopeChallenge, type ScopeChallengeHandler } from '@modelcontextprotocol/server';
 import { DomainError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { targetIds } from '../domains/activity/activity.ts';
@@ -31,7 +31,7 @@ interface Prepared {
   tool: AnyTool;
   input: ReturnType<typeof advertised>;
   output: ReturnType<typeof advertised>;
-  challenge: ReturnType<typeof requireScopes>;
+  challenge: ScopeChallengeHandler;
 }
 
 /** Each tool's argument rules, rendered once per process. */
@@ -42,8 +42,20 @@ const prepared: Prepared[] = TOOLS.map((tool) => ({
   tool,
   input: advertised(tool.input, 'input'),
   output: advertised(tool.output, 'output'),
-  challenge: requireScopes(tool.scope),
+  challenge: scopeChallenge(tool),
 }));
+
+/**
+ * A call outside the token's scopes is answered 403 before the tool runs; the challenge's
+ * error_description names the tool and the scope it needs, which SDK clients show as the error.
+ */
+function scopeChallenge(tool: AnyTool): ScopeChallengeHandler {
+  const answer: ScopeChallenge = {
+    scopes: [tool.scope],
+    errorDescription: `${tool.name} needs the ${tool.scope} scope`,
+  };
+  return ({ authInfo }) => (!authInfo || authInfo.scopes.includes(tool.scope) ? undefined : answer);
+}
 
 /**
  * U+0000 becomes U+FFFD in every string argument, as CommonMark and HTML parsers read it, so
