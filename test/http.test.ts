@@ -137,11 +137,23 @@ for (const db of DATABASES) {
         assert.equal(client.getNegotiatedProtocolVersion(), revision.version);
         assert.equal(client.getProtocolEra(), revision.era);
 
-        const { tools } = await client.listTools();
+        const listed = (await client.listTools()) as Awaited<ReturnType<Client['listTools']>> & {
+          ttlMs?: number;
+        };
+        const { tools } = listed;
         assert.deepEqual(
           tools.map((t) => t.name),
           IMPLEMENTED_TOOLS,
         );
+        // How long the list may be kept rides on the 2026-07-28 result; older revisions have no field for it.
+        if (revision.era === 'modern') assert.equal(listed.ttlMs, 3_600_000);
+        // Each tool has an icon the app serves.
+        const icon = new URL(tools.find((t) => t.name === 'read_page')!.icons![0]!.src);
+        assert.equal(icon.href, new URL('/icons/page.svg', server.url).href);
+        const svg = await fetch(icon);
+        assert.equal(svg.status, 200);
+        assert.equal(svg.headers.get('content-type'), 'image/svg+xml');
+        assert.match(await svg.text(), /^<svg /);
 
         const result = await client.callTool({
           name: 'read_page',

@@ -13,14 +13,22 @@ import { automationTools } from './tools/automations.ts';
 import { commentTools } from './tools/comments.ts';
 import { documentTools } from './tools/documents.ts';
 import { pageTools } from './tools/pages.ts';
+import { toolIcons, type IconKind } from './icons.ts';
 
-/** Every implemented tool, in the order tools/list shows them. */
-export const TOOLS: readonly AnyTool[] = [
-  ...automationTools,
-  ...pageTools,
-  ...documentTools,
-  ...commentTools,
+/** Every implemented tool, in the order tools/list shows them (always this order), with its icon. */
+const GROUPS: [IconKind, readonly AnyTool[]][] = [
+  ['automation', automationTools],
+  ['page', pageTools],
+  ['document', documentTools],
+  ['comment', commentTools],
 ];
+export const TOOLS: readonly AnyTool[] = GROUPS.flatMap(([, tools]) => tools);
+const iconOf = new Map<AnyTool, IconKind>(
+  GROUPS.flatMap(([kind, tools]) => tools.map((t) => [t, kind] as const)),
+);
+
+/** How long a client may keep tools/list: the list changes only with a new release of Tandem. */
+export const TOOL_LIST_TTL_MS = 3_600_000;
 
 export const SERVER_INFO = { name: 'tandem', version: '0.1.0' };
 
@@ -44,6 +52,15 @@ const prepared: Prepared[] = TOOLS.map((tool) => ({
   output: advertised(tool.output, 'output'),
   challenge: scopeChallenge(tool),
 }));
+
+/**
+ * The hints as sent: the title once (at the top of the tool), and idempotentHint only on writes,
+ * where it says something (a read changes nothing however often it runs; false is the default).
+ */
+function wireAnnotations(tool: AnyTool): Record<string, boolean> {
+  const { idempotentHint, ...rest } = tool.annotations;
+  return rest.readOnlyHint ? rest : { ...rest, idempotentHint };
+}
 
 /**
  * A call outside the token's scopes is answered 403 before the tool runs; the challenge's
@@ -142,9 +159,16 @@ export async function callTool(
  * (over HTTP or stdio, with a token or an OAuth client) is an agent acting for the person, and
  * the domain records it so (a plan version an agent drafted, say).
  */
-export function buildMcpServer(services: Services, person: Actor): McpServer {
+export function buildMcpServer(
+  services: Services,
+  person: Actor,
+  options: { iconOrigin?: string } = {},
+): McpServer {
   const actor: Actor = { ...person, by: 'agent' };
-  const server = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS });
+  const server = new McpServer(SERVER_INFO, {
+    instructions: INSTRUCTIONS,
+    cacheHints: { 'tools/list': { ttlMs: TOOL_LIST_TTL_MS, cacheScope: 'public' } },
+  });
   for (const { tool, input, output, challenge } of prepared) {
     server.registerTool(
       tool.name,
@@ -153,7 +177,8 @@ export function buildMcpServer(services: Services, person: Actor): McpServer {
         description: tool.description,
         inputSchema: input,
         outputSchema: output,
-        annotations: { title: tool.title, ...tool.annotations },
+        annotations: wireAnnotations(tool),
+        ...(options.iconOrigin ? { icons: toolIcons(iconOf.get(tool)!, options.iconOrigin) } : {}),
         scopeChallenge: challenge,
       },
       (args: unknown) => callTool(services, actor, tool, (args ?? {}) as Record<string, unknown>),
