@@ -60,6 +60,7 @@ export function createServices(storage: Storage, options: ServiceOptions = {}) {
   const deps: Deps = { db: storage.db, dialect: storage.dialect, emit, secrets };
   const documents = documentsService(deps, options.documents);
   const tokens = tokensService(deps);
+  const activity = activityService(deps);
   const sessions = sessionsService(deps);
   const oauth = oauthRecords(deps);
   return {
@@ -90,10 +91,11 @@ export function createServices(storage: Storage, options: ServiceOptions = {}) {
     accounts: accountsService(deps),
     grants: grantsService(deps, oauth),
     credentials: credentialsService(deps, { tokens, sessions, records: oauth }),
-    activity: activityService(deps),
+    activity,
     /** Stores what is pending (people's edits) and closes the database. */
     async close() {
       if (told) clearTimeout(told);
+      await activity.flush();
       await documents.close();
       await storage.close();
     },

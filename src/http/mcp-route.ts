@@ -64,7 +64,9 @@ export function mcpHttp(services: Services, resourceUrl: URL, allowedHosts: stri
     (ctx) => {
       const actor = ctx.authInfo?.extra?.actor as Actor | undefined;
       if (!actor) throw new Error('an MCP request reached the server without a verified caller');
-      return buildMcpServer(services, actor, { iconOrigin: resourceUrl.origin });
+      const headers = ctx.requestInfo?.headers;
+      const only = headers?.get('mcp-method') === 'tools/call' ? headers.get('mcp-name') : undefined;
+      return buildMcpServer(services, actor, { iconOrigin: resourceUrl.origin, only: only ?? undefined });
     },
     { onerror: (error) => console.error('mcp:', error.message), maxRequestBodySize: MCP_MAX_BODY },
   );

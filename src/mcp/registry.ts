@@ -53,6 +53,8 @@ const prepared: Prepared[] = TOOLS.map((tool) => ({
   challenge: scopeChallenge(tool),
 }));
 
+const preparedByName = new Map(prepared.map((p) => [p.tool.name, [p]]));
+
 /**
  * The hints as sent: the title once (at the top of the tool), and idempotentHint only on writes,
  * where it says something (a read changes nothing however often it runs; false is the default).
@@ -142,15 +144,14 @@ export async function callTool(
       tool: tool.name,
       outcome: errorCode === 'internal' ? 'error' : errorCode ? 'refused' : 'ok',
     });
-    await services.activity
-      .record(actor, {
-        tool: tool.name,
-        targets: targetIds(args, resultIds),
-        outcome,
-        errorCode,
-        durationMs: performance.now() - started,
-      })
-      .catch((error: unknown) => log.error({ err: error }, 'could not record activity'));
+    // Written off the call's path (see activityService); the history reads it back in order.
+    services.activity.record(actor, {
+      tool: tool.name,
+      targets: targetIds(args, resultIds),
+      outcome,
+      errorCode,
+      durationMs: performance.now() - started,
+    });
   }
 }
 
@@ -162,14 +163,23 @@ export async function callTool(
 export function buildMcpServer(
   services: Services,
   person: Actor,
-  options: { iconOrigin?: string } = {},
+  options: {
+    iconOrigin?: string;
+    /**
+     * The one tool a request calls, when it says so up front (the 2026-07-28 revision's
+     * `Mcp-Method: tools/call` and `Mcp-Name` headers, which the SDK holds to the body): a
+     * server built for one call registers that tool alone.
+     */
+    only?: string | undefined;
+  } = {},
 ): McpServer {
   const actor: Actor = { ...person, by: 'agent' };
   const server = new McpServer(SERVER_INFO, {
     instructions: INSTRUCTIONS,
     cacheHints: { 'tools/list': { ttlMs: TOOL_LIST_TTL_MS, cacheScope: 'public' } },
   });
-  for (const { tool, input, output, challenge } of prepared) {
+  const serving = (options.only && preparedByName.get(options.only)) || prepared;
+  for (const { tool, input, output, challenge } of serving) {
     server.registerTool(
       tool.name,
       {
