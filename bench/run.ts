@@ -27,6 +27,8 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 
 type Call = () => Promise<unknown>;
 
+const met = (ok: boolean) => (ok ? '(met)' : '(not met)');
+
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
@@ -243,6 +245,11 @@ function print({ noop, readPage, noopRate, readRate, docs }: Report) {
     `read_page / noop  p50 ×${(readPage.p50 / noop.p50).toFixed(2)}  p99 ×${(readPage.p99 / noop.p99).toFixed(2)}  throughput ×${(readRate / noopRate).toFixed(2)}`,
   );
   console.log(`targets: p50 ratio ≤ 1.5; read_page ≥ 1000 calls/s with ${CONCURRENCY} clients`);
+  const p50 = readPage.p50 / noop.p50;
+  const rate = readRate / noopRate;
+  console.log(
+    `goal: read_page p50 ≤ 1.15×, throughput ≥ 0.9×: p50 ×${p50.toFixed(2)} ${met(p50 <= 1.15)}, throughput ×${rate.toFixed(2)} ${met(rate >= 0.9)}`,
+  );
   console.log('');
   console.log('On a 60,000-character document        p50 ms    p99 ms    ×noop p50  ×noop p99');
   for (const [name, stats, base] of docs) {
@@ -251,6 +258,10 @@ function print({ noop, readPage, noopRate, readRate, docs }: Report) {
     console.log(`${name.padEnd(36)} ${f(stats.p50)}  ${f(stats.p99)}  ${r50}  ${r99}`);
   }
   console.log('target: edits within 5× the no-op baseline');
+  const edits = docs.filter(([name]) => name.startsWith('edit_document'));
+  console.log(
+    `goal: edits p50 ≤ 2.5×: ${edits.map(([name, stats, base]) => `${name.slice(14)} ×${(stats.p50 / base.p50).toFixed(2)} ${met(stats.p50 / base.p50 <= 2.5)}`).join(', ')}`,
+  );
 }
 
 /** A document just under the 60,000-character cap, in numbered sections. */
@@ -311,7 +322,7 @@ async function cycleDocuments(services: Services, actor: Actor): Promise<string>
   return [
     `Cycled ${count} documents of 60,000 characters through the live model (create + append each) in ${seconds.toFixed(1)} s.`,
     `RSS before ${mb(before)}, peak ${mb(peak)}, after ${mb(after)}; ${services.documents.store.loadedCount()} documents in memory (V8 flags of npm start: ${process.execArgv.join(' ') || 'none'}).`,
-    'target: RSS under 400 MB',
+    `goal: 1,000 cycled documents ≤ 350 MB: peak ${mb(peak)} over ${count} ${met(peak <= 350 * 1048576 && count >= 1000)}`,
   ].join('\n');
 }
 

@@ -133,6 +133,7 @@ export function createServices(storage: Storage, options: ServiceOptions = {}) {
     async close() {
       if (told) clearTimeout(told);
       await Promise.allSettled([...closers].map((c) => c()));
+      await activity.flush();
       try {
         await documents.close();
       } finally {

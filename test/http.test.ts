@@ -137,11 +137,23 @@ for (const db of DATABASES) {
         assert.equal(client.getNegotiatedProtocolVersion(), revision.version);
         assert.equal(client.getProtocolEra(), revision.era);
 
-        const { tools } = await client.listTools();
+        const listed = (await client.listTools()) as Awaited<ReturnType<Client['listTools']>> & {
+          ttlMs?: number;
+        };
+        const { tools } = listed;
         assert.deepEqual(
           tools.map((t) => t.name),
           IMPLEMENTED_TOOLS,
         );
+        // How long the list may be kept rides on the 2026-07-28 result; older revisions have no field for it.
+        if (revision.era === 'modern') assert.equal(listed.ttlMs, 3_600_000);
+        // Each tool has an icon the app serves.
+        const icon = new URL(tools.find((t) => t.name === 'read_page')!.icons![0]!.src);
+        assert.equal(icon.href, new URL('/icons/page.svg', server.url).href);
+        const svg = await fetch(icon);
+        assert.equal(svg.status, 200);
+        assert.equal(svg.headers.get('content-type'), 'image/svg+xml');
+        assert.match(await svg.text(), /^<svg /);
 
         const result = await client.callTool({
           name: 'read_page',
@@ -292,8 +304,13 @@ for (const db of DATABASES) {
       const metadata = (await response.json()) as { resource: string; scopes_supported: string[] };
       assert.ok(metadata.resource.endsWith('/mcp'), `resource is ${metadata.resource}`);
       assert.equal(metadata.resource, mcpUrl.href);
-      // Only the scope to start with: the others are asked for by step-up when a tool needs them.
-      assert.deepEqual(metadata.scopes_supported, ['documents:read']);
+      // Every scope; the 401 challenge names the one to start with, the rest come by step-up.
+      assert.deepEqual(metadata.scopes_supported, [
+        'automations:read',
+        'automations:write',
+        'documents:read',
+        'documents:write',
+      ]);
     });
 
     it('acts as the person behind the token', async () => {

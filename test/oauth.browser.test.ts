@@ -202,6 +202,38 @@ describe('MCP clients connect through OAuth in a browser', { skip: BROWSER_SKIP 
         await client.close();
       });
 
+      it('signed out with the grant still held, signing in goes straight back to the client, no consent shown', async () => {
+        const doc = await serveClientDocument((id) => ({
+          client_id: id,
+          client_name: 'Second Machine',
+          redirect_uris: [REDIRECT],
+          grant_types: ['authorization_code', 'refresh_token'],
+          response_types: ['code'],
+          token_endpoint_auth_method: 'none',
+          application_type: 'native',
+        }));
+        try {
+          const first = oauthClient('Second Machine', { clientId: doc.clientId });
+          (await connect(first.provider)).client.close();
+          assert.deepEqual(first.seen[0]?.asked, [READ_WORDS]);
+
+          // Another machine: no tokens, nobody signed in in its browser; Ada's grant stands.
+          await context.clearCookies();
+          const again = oauthClient('Second Machine', { clientId: doc.clientId });
+          const { client } = await connect(again.provider);
+          assert.equal(again.seen[0]?.asked, undefined, 'no consent page: nothing new was asked');
+          assert.equal(again.provider.tokens()?.scope, 'documents:read');
+          const read = (await client.callTool({
+            name: 'read_document',
+            arguments: { document_id: h.ids.Acme!.artifacts.plan },
+          })) as ToolResult;
+          assert.match(textOf(read), /Draft\./);
+          await client.close();
+        } finally {
+          await doc.close();
+        }
+      });
+
       it('Deny sends the client back with access_denied', async () => {
         const { provider } = oauthClient('Denied App', { decision: 'Deny' });
         const url = new URL('/mcp', server.url);

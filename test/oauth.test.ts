@@ -101,8 +101,13 @@ for (const db of DATABASES) {
       const pr = (await res.json()) as Record<string, unknown>;
       assert.equal(pr.resource, `${origin}/mcp`);
       assert.deepEqual(pr.authorization_servers, [origin]);
-      // Clients ask for the scopes a resource advertises up front; the rest come by step-up.
-      assert.deepEqual(pr.scopes_supported, ['documents:read']);
+      // Every scope the resource knows; the 401 challenge names the one to start with.
+      assert.deepEqual(pr.scopes_supported, [
+        'automations:read',
+        'automations:write',
+        'documents:read',
+        'documents:write',
+      ]);
       assert.equal(res.headers.get('access-control-allow-origin'), '*');
     });
 
@@ -309,6 +314,15 @@ for (const db of DATABASES) {
       assert.match(refused.challenge ?? '', /error="insufficient_scope"/);
       assert.match(refused.challenge ?? '', /scope="documents:read documents:write"/);
       assert.match(refused.challenge ?? '', /resource_metadata="/);
+      // What SDK clients show as the error: the tool and the scope it needs.
+      assert.match(
+        refused.challenge ?? '',
+        /error_description="create_page needs the documents:write scope"/,
+      );
+      assert.equal(
+        (JSON.parse(refused.text) as { error_description: string }).error_description,
+        'create_page needs the documents:write scope',
+      );
 
       const { verifier, challenge } = pkcePair();
       const { callback, consent } = await authorize(
@@ -346,6 +360,61 @@ for (const db of DATABASES) {
       );
       assert.equal(third.consent, undefined);
       assert.ok(third.callback.searchParams.get('code'));
+    });
+
+    it('gives a request without scope the first scope, documents:read, as the 401 challenge names', async () => {
+      const clientId = await registerClient(origin, REDIRECT);
+      const { verifier, challenge } = pkcePair();
+      const browser = await signedInBrowser();
+      const { callback, consent } = await authorize(
+        browser,
+        authorizeUrl(origin, { clientId, redirectUri: REDIRECT, challenge, scope: null }),
+      );
+      assert.deepEqual(listedScopes(consent ?? ''), [
+        'Read your documents, pages and tables, and their comments',
+      ]);
+      const tokens = await exchangeCode(origin, {
+        client_id: clientId,
+        code: callback.searchParams.get('code')!,
+        redirect_uri: REDIRECT,
+        code_verifier: verifier,
+      });
+      assert.equal(tokens.status, 200, JSON.stringify(tokens.body));
+      assert.equal(tokens.body.scope, 'documents:read');
+      const listed = await mcpCall(origin, tokens.body.access_token!);
+      assert.equal(listed.status, 200, listed.text);
+    });
+
+    it('signed out with the grant still held, sign-in goes on by a GET and ends at the client with no consent', async () => {
+      const first = await tokensFor('documents:read');
+      const browser = fakeBrowser(origin); // another browser: nobody signed in, the grant stands
+      const { challenge } = pkcePair();
+      const url = authorizeUrl(origin, { clientId: first.clientId, redirectUri: REDIRECT, challenge });
+      const login = await browser.follow(url);
+      const loginPage = await login.text();
+      assert.match(loginPage, /Sign in to Tandem/);
+      const asked = /name="next" value="([^"]+)"/.exec(loginPage)?.[1]?.replaceAll('&#47;', '/') ?? '';
+      assert.ok(asked.startsWith('/consent/'), loginPage);
+      const posted = await browser.post('/login', {
+        email: 'ada@acme.test',
+        password: PASSWORD,
+        next: asked,
+      });
+      assert.equal(posted.status, 303);
+      // The form's redirect stays on the sign-in pages (form-action 'self' holds there) ...
+      const continuation = new URL(posted.headers.get('location')!, origin);
+      assert.equal(continuation.pathname, '/login/continue');
+      const page = await browser.get(continuation.href);
+      assert.equal(page.status, 200);
+      const next = /^0;url=(.+)$/.exec(page.headers.get('refresh') ?? '')?.[1] ?? '';
+      assert.ok(next.startsWith('/consent/'), `Refresh: ${page.headers.get('refresh')}`);
+      assert.match(await page.text(), /<a href="\/consent\/[^"]+">Continue<\/a>/);
+      // ... and a fresh GET from that page reaches the client without asking again.
+      const back = await browser.follow(next);
+      assert.equal(back.status, 303);
+      const callback = new URL(back.headers.get('location')!);
+      assert.equal(callback.origin + callback.pathname, REDIRECT);
+      assert.ok(callback.searchParams.get('code'));
     });
 
     it('rotates refresh tokens: a retry within 60 s gets the same new pair, reuse after it revokes the grant', async () => {

@@ -104,15 +104,35 @@ describe('tool schemas as tools/list advertises them', () => {
     }
   });
 
+  it('fits in 4,000 tokens (o200k_base) with every output schema, icons included', async () => {
+    const { countTokens } = await import('gpt-tokenizer/encoding/o200k_base');
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const server = buildMcpServer(h.services, h.actor('ada@acme.test'), {
+      iconOrigin: 'http://127.0.0.1:8787',
+    });
+    await server.connect(serverSide);
+    const client = new Client({ name: 'schema-tests', version: '1.0.0' });
+    await client.connect(clientSide as unknown as Parameters<Client['connect']>[0]);
+    const { tools: listed } = await client.listTools();
+    await client.close();
+    await server.close();
+    assert.ok(listed.every((t) => t.outputSchema && t.icons?.length === 1));
+    const tokens = countTokens(JSON.stringify(listed));
+    assert.ok(tokens <= 4000, `tools/list is ${tokens} tokens`);
+  });
+
   it('annotates each tool as the spec says', () => {
     assert.ok(tools.some((t) => READ_ONLY.has(t.name)));
     for (const tool of tools) {
       const a = tool.annotations;
       assert.ok(a, `${tool.name} has no annotations`);
-      assert.equal(a.title, tool.title, `${tool.name} annotations.title`);
+      assert.equal(a.title, undefined, `${tool.name}: the title is sent once, at the top of the tool`);
+      assert.ok(tool.title, `${tool.name} has a title`);
       assert.equal(a.readOnlyHint, READ_ONLY.has(tool.name), `${tool.name} readOnlyHint`);
       assert.equal(a.destructiveHint, DESTRUCTIVE.has(tool.name), `${tool.name} destructiveHint`);
-      assert.equal(a.idempotentHint, IDEMPOTENT.has(tool.name), `${tool.name} idempotentHint`);
+      // A read leaves idempotentHint out (false, the default); every write states it.
+      if (a.readOnlyHint) assert.equal(a.idempotentHint, undefined, `${tool.name} idempotentHint`);
+      else assert.equal(a.idempotentHint, IDEMPOTENT.has(tool.name), `${tool.name} idempotentHint`);
       assert.equal(a.openWorldHint, false, `${tool.name} openWorldHint`);
       if (a.readOnlyHint)
         assert.equal(a.destructiveHint, false, `${tool.name}: a read cannot be destructive`);

@@ -17,6 +17,7 @@ import { pageFrame } from './viewer.ts';
 import { pageViewRoutes } from './api-pages.ts';
 import { webRoutes } from './web.ts';
 import { opsRoutes } from './ops.ts';
+import { ICON_KINDS, ICON_SVG, type IconKind } from '../mcp/icons.ts';
 
 /** The app origin: MCP, the JSON API for people, the page viewer, sign-in, OAuth and event hooks. */
 export function createApp(services: Services, config: Config, signer: PageLinkSigner) {
@@ -38,6 +39,12 @@ export function createApp(services: Services, config: Config, signer: PageLinkSi
   app.get('/.well-known/oauth-protected-resource/mcp', (c) => {
     c.header('Access-Control-Allow-Origin', '*');
     return c.json(mcp.metadata());
+  });
+  app.get('/icons/:file{[a-z]+\\.svg}', (c) => {
+    const kind = c.req.param('file').slice(0, -4);
+    if (!(ICON_KINDS as readonly string[]).includes(kind)) return c.text('Not found', 404);
+    c.header('Cache-Control', 'public, max-age=86400');
+    return c.body(ICON_SVG[kind as IconKind], 200, { 'Content-Type': 'image/svg+xml' });
   });
   app.route('/api/collab', collabTicketApp(services));
   app.route(

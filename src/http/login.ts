@@ -8,6 +8,7 @@ import { requestCredential, SESSION_COOKIE } from './auth.ts';
 import { statusOf } from './errors.ts';
 import { escapeHtml, htmlPage } from './html.ts';
 import { clientAddress } from './client-address.ts';
+import { CONSENT_PATH } from './oauth/paths.ts';
 
 const SIGN_OUT_FORM = '<form method="post" action="/logout"><button>Sign out</button></form>';
 
@@ -45,6 +46,16 @@ ${problem ? `<p class="problem" role="alert">${escapeHtml(problem)}</p>` : ''}
 <input id="password" name="password" type="password" autocomplete="current-password" required${email ? ' autofocus' : ''}>
 <button class="primary">Sign in</button>
 </form>`;
+}
+
+/**
+ * Where a signed-in form goes next. A connection request's consent page may end at once at the
+ * app's own redirect URI (nothing new to allow), and a browser holds every redirect after a form
+ * post to the form's `form-action 'self'`; so such a sign-in goes on by a GET from a page of its
+ * own, which starts a fresh navigation the client's redirect is allowed in.
+ */
+function afterForm(next: string): string {
+  return next.startsWith(`${CONSENT_PATH}/`) ? `/login/continue?next=${encodeURIComponent(next)}` : next;
 }
 
 /** The select a person in several workspaces chooses one with (at sign-in and on the consent page). */
@@ -94,7 +105,7 @@ export function signInRoutes(services: Services, config: Config) {
       expires: new Date(session.expiresAt),
     });
     if (memberships.length > 1) return c.redirect(`/login/workspace?next=${encodeURIComponent(next)}`, 303);
-    return c.redirect(next, 303);
+    return c.redirect(afterForm(next), 303);
   });
 
   // A person in several workspaces picks the one this browser acts in.
@@ -122,7 +133,18 @@ ${workspaceSelect(workspaces, credential.actor.workspaceId)}
     const credential = await requestCredential(services, c);
     if (credential?.kind !== 'session') return c.redirect(`/login?next=${encodeURIComponent(next)}`, 303);
     await services.sessions.switchWorkspace(credential.credentialId, field(form, 'workspace'));
-    return c.redirect(next, 303);
+    return c.redirect(afterForm(next), 303);
+  });
+
+  // The GET continuation after a sign-in form (see afterForm): it moves on by itself (Refresh),
+  // and names where to in a link for a browser that does not follow a refresh.
+  app.get('/login/continue', (c) => {
+    const next = safeNext(c.req.query('next'), appOrigin);
+    c.header('Cache-Control', 'no-store');
+    c.header('Refresh', `0;url=${next}`);
+    return c.html(
+      htmlPage('Signed in', `<h1>Signed in</h1><p><a href="${escapeHtml(next)}">Continue</a></p>`),
+    );
   });
 
   // Signing out changes state, so only a POST from the app's own pages does it.

@@ -11,15 +11,9 @@ import { buildMcpServer } from '../mcp/registry.ts';
 import { addLogContext, log } from '../observability/log.ts';
 import type { Services } from '../services.ts';
 import { MCP_MAX_BODY } from './guards.ts';
+import { FIRST_SCOPE } from './scopes.ts';
 
 const DAY = 86_400_000;
-
-/**
- * The scope a client without a token is told to ask for first. Consent is per scope and happens
- * when a tool first needs one (the 403 challenge names it), so no client asks for all four up
- * front; reading is where nearly every session starts.
- */
-export const FIRST_SCOPE = 'documents:read';
 
 const quoted = (value: string) => value.replace(/["\\]/g, '');
 
@@ -81,7 +75,9 @@ export function mcpHttp(services: Services, resourceUrl: URL, allowedHosts: stri
     (ctx) => {
       const actor = ctx.authInfo?.extra?.actor as Actor | undefined;
       if (!actor) throw new Error('an MCP request reached the server without a verified caller');
-      return buildMcpServer(services, actor);
+      const headers = ctx.requestInfo?.headers;
+      const only = headers?.get('mcp-method') === 'tools/call' ? headers.get('mcp-name') : undefined;
+      return buildMcpServer(services, actor, { iconOrigin: resourceUrl.origin, only: only ?? undefined });
     },
     { onerror: (error) => log.error({ err: error }, 'mcp request failed'), maxRequestBodySize: MCP_MAX_BODY },
   );
@@ -99,8 +95,8 @@ export function mcpHttp(services: Services, resourceUrl: URL, allowedHosts: stri
       return {
         resource,
         authorization_servers: [issuer],
-        // Only the first scope is advertised: the others are asked for when a tool needs them.
-        scopes_supported: [FIRST_SCOPE],
+        // Every scope this resource knows; which to ask for first is the 401 challenge's to say.
+        scopes_supported: [...SCOPES],
         bearer_methods_supported: ['header'],
         resource_name: 'Tandem',
       };

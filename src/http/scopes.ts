@@ -13,3 +13,11 @@ export const SCOPE_IN_WORDS: Record<Scope, string> = {
   'automations:read': 'See your automations, their runs and sessions',
   'automations:write': 'Create, change and run automations, and decide approvals',
 };
+
+/**
+ * The scope a client is told to ask for first (the 401 challenge names it), and the one an
+ * authorization request without `scope` gets. Consent is per scope and happens when a tool first
+ * needs one (the 403 challenge names it), so no client asks for all four up front; reading is
+ * where nearly every session starts.
+ */
+export const FIRST_SCOPE: Scope = 'documents:read';

@@ -1,6 +1,6 @@
 import { log } from '../observability/log.ts';
 import { toolCalls, toolSeconds } from '../observability/metrics.ts';
-import { McpServer, requireScopes } from '@modelcontextprotocol/server';
+import { McpServer, type ScopeChallenge, type ScopeChallengeHandler } from '@modelcontextprotocol/server';
 import { DomainError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { targetIds } from '../domains/activity/activity.ts';
@@ -13,14 +13,22 @@ import { automationTools } from './tools/automations.ts';
 import { commentTools } from './tools/comments.ts';
 import { documentTools } from './tools/documents.ts';
 import { pageTools } from './tools/pages.ts';
+import { toolIcons, type IconKind } from './icons.ts';
 
-/** Every implemented tool, in the order tools/list shows them. */
-export const TOOLS: readonly AnyTool[] = [
-  ...automationTools,
-  ...pageTools,
-  ...documentTools,
-  ...commentTools,
+/** Every implemented tool, in the order tools/list shows them (always this order), with its icon. */
+const GROUPS: [IconKind, readonly AnyTool[]][] = [
+  ['automation', automationTools],
+  ['page', pageTools],
+  ['document', documentTools],
+  ['comment', commentTools],
 ];
+export const TOOLS: readonly AnyTool[] = GROUPS.flatMap(([, tools]) => tools);
+const iconOf = new Map<AnyTool, IconKind>(
+  GROUPS.flatMap(([kind, tools]) => tools.map((t) => [t, kind] as const)),
+);
+
+/** How long a client may keep tools/list: the list changes only with a new release of Tandem. */
+export const TOOL_LIST_TTL_MS = 3_600_000;
 
 export const SERVER_INFO = { name: 'tandem', version: '0.1.0' };
 
@@ -31,7 +39,7 @@ interface Prepared {
   tool: AnyTool;
   input: ReturnType<typeof advertised>;
   output: ReturnType<typeof advertised>;
-  challenge: ReturnType<typeof requireScopes>;
+  challenge: ScopeChallengeHandler;
 }
 
 /** Each tool's argument rules, rendered once per process. */
@@ -42,8 +50,31 @@ const prepared: Prepared[] = TOOLS.map((tool) => ({
   tool,
   input: advertised(tool.input, 'input'),
   output: advertised(tool.output, 'output'),
-  challenge: requireScopes(tool.scope),
+  challenge: scopeChallenge(tool),
 }));
+
+const preparedByName = new Map(prepared.map((p) => [p.tool.name, [p]]));
+
+/**
+ * The hints as sent: the title once (at the top of the tool), and idempotentHint only on writes,
+ * where it says something (a read changes nothing however often it runs; false is the default).
+ */
+function wireAnnotations(tool: AnyTool): Record<string, boolean> {
+  const { idempotentHint, ...rest } = tool.annotations;
+  return rest.readOnlyHint ? rest : { ...rest, idempotentHint };
+}
+
+/**
+ * A call outside the token's scopes is answered 403 before the tool runs; the challenge's
+ * error_description names the tool and the scope it needs, which SDK clients show as the error.
+ */
+function scopeChallenge(tool: AnyTool): ScopeChallengeHandler {
+  const answer: ScopeChallenge = {
+    scopes: [tool.scope],
+    errorDescription: `${tool.name} needs the ${tool.scope} scope`,
+  };
+  return ({ authInfo }) => (!authInfo || authInfo.scopes.includes(tool.scope) ? undefined : answer);
+}
 
 /**
  * U+0000 becomes U+FFFD in every string argument, as CommonMark and HTML parsers read it, so
@@ -113,15 +144,14 @@ export async function callTool(
       tool: tool.name,
       outcome: errorCode === 'internal' ? 'error' : errorCode ? 'refused' : 'ok',
     });
-    await services.activity
-      .record(actor, {
-        tool: tool.name,
-        targets: targetIds(args, resultIds),
-        outcome,
-        errorCode,
-        durationMs: performance.now() - started,
-      })
-      .catch((error: unknown) => log.error({ err: error }, 'could not record activity'));
+    // Written off the call's path (see activityService); the history reads it back in order.
+    services.activity.record(actor, {
+      tool: tool.name,
+      targets: targetIds(args, resultIds),
+      outcome,
+      errorCode,
+      durationMs: performance.now() - started,
+    });
   }
 }
 
@@ -130,10 +160,26 @@ export async function callTool(
  * (over HTTP or stdio, with a token or an OAuth client) is an agent acting for the person, and
  * the domain records it so (a plan version an agent drafted, say).
  */
-export function buildMcpServer(services: Services, person: Actor): McpServer {
+export function buildMcpServer(
+  services: Services,
+  person: Actor,
+  options: {
+    iconOrigin?: string;
+    /**
+     * The one tool a request calls, when it says so up front (the 2026-07-28 revision's
+     * `Mcp-Method: tools/call` and `Mcp-Name` headers, which the SDK holds to the body): a
+     * server built for one call registers that tool alone.
+     */
+    only?: string | undefined;
+  } = {},
+): McpServer {
   const actor: Actor = { ...person, by: 'agent' };
-  const server = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS });
-  for (const { tool, input, output, challenge } of prepared) {
+  const server = new McpServer(SERVER_INFO, {
+    instructions: INSTRUCTIONS,
+    cacheHints: { 'tools/list': { ttlMs: TOOL_LIST_TTL_MS, cacheScope: 'public' } },
+  });
+  const serving = (options.only && preparedByName.get(options.only)) || prepared;
+  for (const { tool, input, output, challenge } of serving) {
     server.registerTool(
       tool.name,
       {
@@ -141,7 +187,8 @@ export function buildMcpServer(services: Services, person: Actor): McpServer {
         description: tool.description,
         inputSchema: input,
         outputSchema: output,
-        annotations: { title: tool.title, ...tool.annotations },
+        annotations: wireAnnotations(tool),
+        ...(options.iconOrigin ? { icons: toolIcons(iconOf.get(tool)!, options.iconOrigin) } : {}),
         scopeChallenge: challenge,
       },
       (args: unknown) => callTool(services, actor, tool, (args ?? {}) as Record<string, unknown>),

@@ -109,9 +109,67 @@ export interface FieldRule {
   anyValue: boolean;
 }
 
+/**
+ * What a JSON Schema says without the words that tell a model nothing, since every client loads
+ * tools/list into each conversation: an integer's safe-integer bounds, a record's "keys are
+ * strings, values anything", and in results the descriptions and "no other properties" (Tandem
+ * writes its own results and the text beside them explains them). Validation is zod's, unchanged.
+ */
+function lean(node: unknown, io: 'input' | 'output'): void {
+  if (Array.isArray(node)) return node.forEach((item) => lean(item, io));
+  if (!node || typeof node !== 'object') return;
+  const o = node as Record<string, unknown>;
+  // A result's fields are read by the model after the call, with the text that explains them.
+  if (io === 'output' && typeof o.description === 'string') delete o.description;
+  if (o.minimum === Number.MIN_SAFE_INTEGER) delete o.minimum;
+  if (o.maximum === Number.MAX_SAFE_INTEGER) delete o.maximum;
+  const names = o.propertyNames as Record<string, unknown> | undefined;
+  if (names && Object.keys(names).length === 1 && names.type === 'string') delete o.propertyNames;
+  const extra = o.additionalProperties;
+  if (extra === false || (extra && typeof extra === 'object' && Object.keys(extra).length === 0))
+    delete o.additionalProperties;
+  for (const value of Object.values(o)) lean(value, io);
+}
+
+/**
+ * A result advertised by its top-level fields and their types, nested objects as objects: the
+ * values a field takes, and what a run, a row or a thread holds, are in the text beside it.
+ * (The server still checks every result against the whole schema.)
+ */
+function shallow(node: Record<string, unknown>, depth: number): Record<string, unknown> {
+  if (depth > 0 && node.type === 'object') return { type: 'object' };
+  const out: Record<string, unknown> = { ...node };
+  delete out.required;
+  if (depth > 0) {
+    delete out.enum;
+    delete out.const;
+  }
+  if (out.properties && typeof out.properties === 'object') {
+    out.properties = Object.fromEntries(
+      Object.entries(out.properties as Record<string, Record<string, unknown>>).map(([k, v]) => [
+        k,
+        shallow(v, depth + 1),
+      ]),
+    );
+  }
+  if (out.items && typeof out.items === 'object')
+    out.items = shallow(out.items as Record<string, unknown>, depth);
+  if (Array.isArray(out.anyOf)) {
+    const kinds = (out.anyOf as Record<string, unknown>[]).map((v) => shallow(v, depth));
+    const types = kinds.map((k) => (Object.keys(k).length === 1 ? k.type : undefined));
+    if (types.every((t) => typeof t === 'string')) {
+      delete out.anyOf;
+      out.type = types;
+    } else out.anyOf = kinds;
+  }
+  return out;
+}
+
 function render(schema: z.ZodType, io: 'input' | 'output') {
-  const json = z.toJSONSchema(schema, { io, target: 'draft-2020-12' }) as JsonObject;
-  delete json.$schema;
+  const full = z.toJSONSchema(schema, { io, target: 'draft-2020-12' }) as JsonObject;
+  delete full.$schema;
+  lean(full, io);
+  const json = (io === 'output' ? shallow(full, 0) : full) as JsonObject;
   const fields: Record<string, FieldRule> = {};
   for (const [key, prop] of Object.entries(json.properties ?? {})) {
     if (prop[MARK.required]) json.required = [...new Set([...(json.required ?? []), key])];

@@ -114,6 +114,10 @@ export async function personAuthorizes(
 ): Promise<BrowserAuthorization> {
   const page = await context.newPage();
   let callback: URL | undefined;
+  // The browser asking for the redirect URI is the way back, whether or not the route below
+  // answers it (a navigation a page started by itself may go out past the route).
+  const back = page.waitForRequest((r) => r.url().startsWith(options.redirectUrl), { timeout: 30_000 });
+  back.catch(() => undefined);
   await page.route(`${options.redirectUrl}**`, async (route) => {
     callback = new URL(route.request().url());
     await route.fulfill({ status: 200, contentType: 'text/plain', body: 'You can close this window.' });
@@ -126,7 +130,12 @@ export async function personAuthorizes(
       await page.getByLabel('Email').fill(options.email);
       await page.getByLabel('Password').fill(options.password);
       await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.waitForURL((u) => u.pathname !== '/login');
+      // Past the sign-in pages (a connection request goes on from /login/continue by itself):
+      // at the consent page, or back at the client.
+      const consent = page.waitForURL((u) => u.pathname.startsWith('/consent/'), { timeout: 30_000 });
+      consent.catch(() => undefined);
+      const request = await Promise.race([back, consent.then(() => undefined)]);
+      if (request) callback = new URL(request.url());
     }
     let asked: string[] | undefined;
     if (!callback && new URL(page.url()).pathname.startsWith('/consent/')) {
@@ -135,8 +144,9 @@ export async function personAuthorizes(
       if (options.screenshots?.consent)
         await page.screenshot({ path: options.screenshots.consent, fullPage: true });
       await page.getByRole('button', { name: options.decision ?? 'Allow' }).click();
-      await page.waitForURL(`${options.redirectUrl}**`);
+      callback = new URL((await back).url());
     }
+    if (!callback && page.url().startsWith(options.redirectUrl)) callback = new URL(page.url());
     assert.ok(callback, `the browser came back to the client (it is at ${page.url()})`);
     return { callback, asked };
   } finally {

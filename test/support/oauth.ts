@@ -95,7 +95,8 @@ export async function registerClient(
 export interface AuthorizeRequest {
   clientId: string;
   redirectUri: string;
-  scope?: string;
+  /** null leaves `scope` out of the request. */
+  scope?: string | null;
   challenge?: string | undefined;
   method?: string;
   resource?: string;
@@ -107,9 +108,9 @@ export function authorizeUrl(origin: string, r: AuthorizeRequest): string {
     response_type: 'code',
     client_id: r.clientId,
     redirect_uri: r.redirectUri,
-    scope: r.scope ?? 'documents:read',
     state: r.state ?? 'st-1',
   });
+  if (r.scope !== null) params.set('scope', r.scope ?? 'documents:read');
   if (r.challenge !== undefined) {
     params.set('code_challenge', r.challenge);
     params.set('code_challenge_method', r.method ?? 'S256');

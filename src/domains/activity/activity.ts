@@ -1,5 +1,6 @@
 import type { Insertable } from 'kysely';
 import { newId } from '../../ids.ts';
+import { log } from '../../observability/log.ts';
 import type { ActivityTable } from '../../storage/schema.ts';
 import type { Deps } from '../deps.ts';
 import { rolesFor } from '../policies/artifacts.ts';
@@ -54,30 +55,44 @@ type ActivityRow = Insertable<ActivityTable>;
 /** Rows written by one insert at most (well under SQLite's limit on statement parameters). */
 const MAX_BATCH = 500;
 
+/** How long a finished call's row may wait for others to share its insert. */
+const GATHER_MS = 20;
+
 export function activityService(deps: Deps) {
   const { db } = deps;
-  const pending: { row: ActivityRow; done: () => void; fail: (error: unknown) => void }[] = [];
+  let pending: ActivityRow[] = [];
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let writing: Promise<void> = Promise.resolve();
 
-  /**
-   * Calls that finish together share one insert (a group commit): under load that is one write
-   * for many calls, and each call still answers only once its row is stored.
-   */
-  async function flush(): Promise<void> {
-    const batch = pending.splice(0, MAX_BATCH);
-    if (pending.length > 0) setImmediate(() => void flush());
-    try {
-      await db
-        .insertInto('activity')
-        .values(batch.map((p) => p.row))
-        .execute();
-      for (const p of batch) p.done();
-    } catch (error) {
-      for (const p of batch) p.fail(error);
-    }
+  /** Stores what has gathered, in inserts of at most MAX_BATCH rows, after the writes before it. */
+  function flush(): Promise<void> {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    const rows = pending;
+    pending = [];
+    if (rows.length === 0) return writing;
+    writing = writing.then(async () => {
+      for (let i = 0; i < rows.length; i += MAX_BATCH) {
+        try {
+          await db
+            .insertInto('activity')
+            .values(rows.slice(i, i + MAX_BATCH))
+            .execute();
+        } catch (error) {
+          log.error({ err: error, rows: Math.min(MAX_BATCH, rows.length - i) }, 'could not record activity');
+        }
+      }
+    });
+    return writing;
   }
 
-  function record(actor: Actor, entry: ActivityEntry): Promise<void> {
-    const row: ActivityRow = {
+  /**
+   * Notes a call in the person's history. The row is written off the call's path: rows that
+   * gather within GATHER_MS (or MAX_BATCH of them) share one insert, and anything that reads the
+   * history (`list`) or closes the service writes what is pending first.
+   */
+  function record(actor: Actor, entry: ActivityEntry): void {
+    pending.push({
       id: newId('act'),
       workspace_id: actor.workspaceId,
       person_id: actor.personId,
@@ -90,10 +105,9 @@ export function activityService(deps: Deps) {
       agent: entry.agent ?? null,
       via_kind: actor.via?.kind ?? null,
       via_id: actor.via?.id ?? null,
-    };
-    return new Promise((done, fail) => {
-      if (pending.push({ row, done, fail }) === 1) setImmediate(() => void flush());
     });
+    if (pending.length >= MAX_BATCH) void flush();
+    else timer ??= setTimeout(() => void flush(), GATHER_MS);
   }
 
   /**
@@ -101,6 +115,7 @@ export function activityService(deps: Deps) {
    * continues after the last one shown.
    */
   async function list(actor: Actor, limit = 100, filter: ActivityFilter = {}) {
+    await flush();
     const via = filter.via ? viaWhere(filter.via) : {};
     const rows = await db
       .selectFrom('activity')
@@ -159,7 +174,7 @@ export function activityService(deps: Deps) {
     return [...seen].map(([key, label]) => ({ key, label })).sort((a, b) => a.label.localeCompare(b.label));
   }
 
-  return { record, list, vias };
+  return { record, list, vias, flush };
 }
 
 export function notificationsService(deps: Deps) {

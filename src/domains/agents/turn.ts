@@ -62,11 +62,11 @@ export async function asPerson<T>(
     });
   try {
     const result = await call();
-    await record('ok', result);
+    record('ok', result);
     return result;
   } catch (error) {
     const code = (error as { code?: unknown }).code;
-    await record('error', undefined, typeof code === 'string' ? code : 'failed');
+    record('error', undefined, typeof code === 'string' ? code : 'failed');
     throw error;
   }
 }

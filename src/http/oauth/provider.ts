@@ -10,6 +10,7 @@ import { SCOPES } from '../../domains/workspace/actor.ts';
 import type { TokenAnswer } from '../../domains/auth/oauth-records.ts';
 import type { Services } from '../../services.ts';
 import { escapeHtml, htmlPage } from '../html.ts';
+import { FIRST_SCOPE } from '../scopes.ts';
 import { adapterFor } from './adapter.ts';
 import { isLoopbackHost } from './cimd.ts';
 import { CONSENT_PATH, OAUTH_ROUTES } from './paths.ts';
@@ -207,6 +208,13 @@ export async function createAuthorizationServer(services: Services, publicUrl: s
   // URLs, cookies' Secure flag and the issuer agree whatever host or proxy it came through.
   provider.proxy = true;
   provider.use(async (ctx, next) => {
+    // An authorization request without `scope` asks for the first scope, the one the 401
+    // challenge names (OAuth lets the server choose a default; clients that omit it expect one).
+    if (ctx.path === OAUTH_ROUTES.authorization && ctx.method === 'GET' && !ctx.query.scope) {
+      const query = new URLSearchParams(ctx.querystring);
+      query.set('scope', FIRST_SCOPE);
+      ctx.querystring = query.toString();
+    }
     // Registration is open to anyone, so a client running in a browser (the MCP Inspector) may
     // register from its own origin; the library answers CORS for its other endpoints itself.
     if (ctx.path === OAUTH_ROUTES.registration) {

@@ -32,8 +32,7 @@ function when(t: Trigger, enabled: boolean, next: string | undefined): string {
 export const listAutomations = defineTool({
   name: 'list_automations',
   title: 'List automations',
-  description:
-    'List the automations you can see, newest first: your personal ones and the workspace ones (admins see every automation). Each row says whether it is enabled, its trigger, whether you may change it (can_control) and, when it cannot run as published, degraded_reason.',
+  description: "Automations you can see (yours and the workspace's), newest first.",
   scope: 'automations:read',
   annotations: READ_ONLY,
   input: z.object({
@@ -42,7 +41,7 @@ export const listAutomations = defineTool({
         type: 'integer',
         minimum: 1,
         maximum: 200,
-        description: 'Rows to return, 1 to 200 (default 50).',
+        description: 'Default 50.',
       },
       { clamped: true },
     ),
@@ -101,17 +100,16 @@ export const readAutomation = defineTool({
   name: 'read_automation',
   title: 'Read automation',
   description:
-    'Read one automation: what it does (ask, steps, writes), its trigger, state and live version (flow_version_id, which a trigger-only republish passes). include_plan adds the live FlowPlan; include_runs the latest 20 runs; run_id one run with its nodes.',
+    'One automation: ask, steps, writes, trigger, state and live flow_version_id. Options add the FlowPlan, the latest 20 runs, or one run with its nodes.',
   scope: 'automations:read',
   annotations: READ_ONLY,
   input: z.object({
-    automation_id: specChecked({ type: 'string', description: 'The automation id.' }, { required: true }),
+    automation_id: specChecked({ type: 'string' }, { required: true }),
     include_plan: specChecked({
       type: 'boolean',
-      description: 'Add plan_json, the live FlowPlan (default false).',
     }),
-    include_runs: specChecked({ type: 'boolean', description: 'Add the latest 20 runs (default false).' }),
-    run_id: specChecked({ type: 'string', description: 'Add this run with its nodes and output.' }),
+    include_runs: specChecked({ type: 'boolean' }),
+    run_id: specChecked({ type: 'string' }),
   }),
   output: z.object({
     automation_id: z.string(),
@@ -182,7 +180,7 @@ export const describeCapabilities = defineTool({
   name: 'describe_capabilities',
   title: 'Describe automation capabilities',
   description:
-    'What a FlowPlan may contain: node_shapes (one JSON Schema per node kind; $refs point into plan_schema.$defs), transform_ops, bindings, trigger_input, write_approval, and the namespaces of capabilities with their input and output schemas (connected false: exists but not usable here). Past about 90 KB the tail namespaces lose their schemas (schemas_dropped); call again with namespaces set to them.',
+    "What a FlowPlan may contain, with each namespace's capabilities and their schemas. Past ~90 KB the last namespaces lose schemas (schemas_dropped): ask for them by namespaces.",
   scope: 'automations:read',
   annotations: READ_ONLY,
   input: z.object({
@@ -190,13 +188,12 @@ export const describeCapabilities = defineTool({
       {
         type: 'array',
         items: { type: 'string' },
-        description: 'Only these namespaces (default: every namespace of the workspace).',
       },
       { expects: 'an array of namespace names such as ["documents", "github"]' },
     ),
     include_schemas: specChecked({
       type: 'boolean',
-      description: 'Include each capability’s input and output JSON Schemas (default true).',
+      description: 'Default true.',
     }),
   }),
   output: z.object({
@@ -265,28 +262,28 @@ export const draftAutomation = defineTool({
   name: 'draft_automation',
   title: 'Draft automation',
   description:
-    'Check a FlowPlan and store it as a draft version. Valid: kind "plan" with flow_version_id (publish it with edit_automation), the numbered steps, writes, namespaces and connectors. Invalid: kind "failed" with every error (rule, path into the plan, node_id, message) and nothing stored. Every write capability needs an approval node upstream on every path unless write_approval is "automatic". With automation_id the draft is that automation’s next version. Nothing is scheduled by a draft.',
+    'Check a FlowPlan: store it as a draft to publish with edit_automation, or list every error (kind "failed"). Writes need an approval node upstream unless write_approval is "automatic".',
   scope: 'automations:write',
   annotations: WRITE,
   input: z.object({
     plan_json: specChecked(
-      { type: 'object', description: 'A FlowPlan with planVersion 1 (see describe_capabilities).' },
+      { type: 'object', description: 'FlowPlan, planVersion 1.' },
       // Any value that is not a valid plan is answered as one: kind "failed" with its errors.
       { required: true, anyValue: true },
     ),
     ask: specChecked(
       {
         type: 'string',
-        description: 'The request the plan implements, in one sentence; shown on the automation.',
+        description: 'The request, in one sentence.',
       },
       { required: true },
     ),
     write_approval: specChecked({
       type: 'string',
       enum: ['required', 'automatic'],
-      description: '"required" (default) or "automatic" (writes run unattended; no approval nodes allowed).',
+      description: 'Default required.',
     }),
-    automation_id: z.string().optional().describe('Draft the next version of this automation.'),
+    automation_id: z.string().optional().describe('Draft its next version.'),
   }),
   output: draftOutput,
   async run({ actor, services }, args) {
@@ -306,58 +303,52 @@ export const editAutomation = defineTool({
   name: 'edit_automation',
   title: 'Publish, run or pause automation',
   description:
-    'action "publish": make a draft live with a trigger (without automation_id it creates the automation, name required; with automation_id the draft becomes its next version; the live flow_version_id again changes only the trigger). action "set_enabled": pause (enabled false, the undo for everything) or resume. action "run": start a run now (dry_run true simulates every write). Changing an automation needs its creator (personal) or an admin (workspace).',
+    'publish a draft with a trigger (new automation needs name), set_enabled to pause or resume, or run now (dry_run simulates writes). Needs its creator, or an admin if workspace-wide.',
   scope: 'automations:write',
   annotations: WRITE,
   input: z.object({
-    action: specChecked(
-      { type: 'string', enum: ['publish', 'run', 'set_enabled'], description: 'What to do.' },
-      { required: true },
-    ),
+    action: specChecked({ type: 'string', enum: ['publish', 'run', 'set_enabled'] }, { required: true }),
     automation_id: specChecked({
       type: 'string',
-      description:
-        'Required for run and set_enabled; on publish, the automation whose next version the draft becomes.',
+      description: 'Required except to publish a new one.',
     }),
     flow_version_id: specChecked({
       type: 'string',
-      description: 'publish: the draft, or the live version to change only the trigger.',
+      description: 'publish: the draft (or live version: trigger only).',
     }),
     trigger: specChecked({
       type: 'object',
-      description:
-        'publish: a schedule, connector_event or github_event trigger (describe_capabilities: trigger_input).',
+      description: 'publish: see trigger_input.',
     }),
-    name: specChecked({ type: 'string', description: 'publish: required for a new automation.' }),
-    description: specChecked({ type: 'string', description: 'publish: shown on the automation.' }),
+    name: specChecked({ type: 'string' }),
+    description: specChecked({ type: 'string' }),
     tags: specChecked(
-      { type: 'array', items: { type: 'string' }, description: 'publish: labels.' },
+      { type: 'array', items: { type: 'string' } },
       { expects: 'a list of non-empty strings of at most 50 characters' },
     ),
     scope: specChecked({
       type: 'string',
       enum: ['personal', 'workspace'],
-      description: 'publish: personal (default) or workspace (admins only; no personal connectors).',
+      description: 'Default personal; workspace is admins only.',
     }),
     notify: specChecked({
       type: 'string',
       enum: ['off', 'problems', 'everyRun'],
-      description: 'publish: when the creator is notified (default problems).',
+      description: 'Default problems.',
     }),
     cooldown_s: specChecked(
       {
         type: 'integer',
         minimum: 0,
-        description: 'publish: minimum seconds between event-triggered runs (default 0).',
+        description: 'Seconds between event runs.',
       },
       { expects: 'a whole number of seconds from 0 to 2592000' },
     ),
     enabled: specChecked({
       type: 'boolean',
-      description:
-        'publish: false leaves it paused for review (a republish keeps the current state unless given); set_enabled: required.',
+      description: 'Required for set_enabled.',
     }),
-    dry_run: specChecked({ type: 'boolean', description: 'run: simulate every write (default false).' }),
+    dry_run: specChecked({ type: 'boolean' }),
   }),
   output: z.object({
     action: z.enum(['publish', 'run', 'set_enabled']).optional(),

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Thread } from '../../domains/comments/comments.ts';
 import { defineTool, IDEMPOTENT_WRITE, READ_ONLY, specChecked, WRITE } from '../tool.ts';
 
-const documentId = z.string().describe('The artifact id of a document or page.');
+const documentId = z.string();
 
 const thread = z.object({
   thread_id: z.string(),
@@ -35,13 +35,12 @@ function threadText(t: Thread): string {
 export const readComments = defineTool({
   name: 'read_comments',
   title: 'Read comment threads',
-  description:
-    'Read the comment threads on a document or page, with your role on it. Only open threads unless include_resolved is true. Long threads show their latest replies and set more_replies.',
+  description: 'Comment threads on a document or page: open ones, or all with include_resolved.',
   scope: 'documents:read',
   annotations: READ_ONLY,
   input: z.object({
     document_id: documentId,
-    include_resolved: z.boolean().optional().describe('Also return resolved threads (default false).'),
+    include_resolved: z.boolean().optional(),
   }),
   output: z.object({
     document_id: z.string(),
@@ -60,17 +59,14 @@ export const addComment = defineTool({
   name: 'add_comment',
   title: 'Comment or reply',
   description:
-    'Start a comment thread on a document or page, or reply in one with thread_id (anchor_excerpt is then ignored). anchor_excerpt quotes an exact passage from read_document or read_page; the thread is anchored when it occurs exactly once, otherwise it is created unanchored and the result says so. Without either the thread attaches to the whole artifact. @handle notifies that person; @Assistant (or an installed agent such as @Builder) asks that agent to reply.',
+    'Start a thread (anchored to anchor_excerpt if it occurs once) or reply by thread_id. @handle notifies a person; @Assistant or @Builder asks that agent to reply.',
   scope: 'documents:write',
   annotations: WRITE,
   input: z.object({
     document_id: documentId,
-    body_markdown: specChecked(
-      { type: 'string', minLength: 1, maxLength: 20000, description: 'The comment, in markdown; non-empty.' },
-      { required: true },
-    ),
-    thread_id: z.string().optional().describe('Reply in this thread.'),
-    anchor_excerpt: z.string().optional().describe('New threads only: an exact passage to anchor to.'),
+    body_markdown: specChecked({ type: 'string', minLength: 1, maxLength: 20000 }, { required: true }),
+    thread_id: z.string().optional(),
+    anchor_excerpt: z.string().optional(),
   }),
   output: z.object({
     document_id: z.string(),
@@ -104,17 +100,13 @@ export const addComment = defineTool({
 export const resolveComment = defineTool({
   name: 'resolve_comment',
   title: 'Resolve or reopen a thread',
-  description:
-    'Resolve (resolved: true) or reopen (resolved: false) a comment thread. Setting the status it already has changes nothing.',
+  description: 'Resolve or reopen a comment thread.',
   scope: 'documents:write',
   annotations: IDEMPOTENT_WRITE,
   input: z.object({
     document_id: documentId,
-    thread_id: z.string().describe('The thread, from read_comments or add_comment.'),
-    resolved: specChecked(
-      { type: 'boolean', description: 'true resolves, false reopens.' },
-      { required: true },
-    ),
+    thread_id: z.string(),
+    resolved: specChecked({ type: 'boolean' }, { required: true }),
   }),
   output: z.object({ document_id: z.string(), thread_id: z.string(), status: z.enum(['open', 'resolved']) }),
   async run({ actor, services }, args) {

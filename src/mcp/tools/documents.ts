@@ -3,7 +3,7 @@ import type { DocumentRow } from '../../domains/documents/list.ts';
 import { CONTENT_CAP } from '../../domains/documents/text.ts';
 import { defineTool, DESTRUCTIVE_WRITE, READ_ONLY, specChecked, WRITE } from '../tool.ts';
 
-const documentId = z.string().describe('The artifact id, from list_documents, create_document or a card.');
+const documentId = z.string();
 const role = z.enum(['owner', 'editor', 'commenter', 'viewer']);
 const keptBlocks = z
   .object({ count: z.number().int(), excerpts: z.array(z.string()) })
@@ -40,29 +40,25 @@ export const listDocuments = defineTool({
   name: 'list_documents',
   title: 'List documents',
   description:
-    'List the documents, pages and tables you can open, most recently edited first. Narrow with one of scope (mine, shared, pod, org), pod_id or conversation_id; with none, everything reachable is merged. Paged listings (mine, shared, org, pod_id) return next_cursor while more rows exist; pass it back with the same arguments. query filters the rows read by title and body, ignoring case.',
+    'Documents, pages and tables you can open, last edited first. Narrow by one of scope, pod_id or conversation_id; pass next_cursor back for more.',
   scope: 'documents:read',
   annotations: READ_ONLY,
   input: z.object({
     scope: specChecked({
       type: 'string',
       enum: ['mine', 'shared', 'pod', 'org'],
-      description: 'Which documents to list.',
     }),
-    conversation_id: z.string().optional().describe('Documents in this conversation.'),
-    pod_id: z.string().optional().describe('Documents in this pod (paged).'),
-    query: z
-      .string()
-      .optional()
-      .describe('Case-insensitive text to look for in titles and bodies of the rows read.'),
-    cursor: z.string().optional().describe('next_cursor from the previous page of the same listing.'),
-    include_archived: z.boolean().optional().describe('Also list archived artifacts (default false).'),
+    conversation_id: z.string().optional(),
+    pod_id: z.string().optional(),
+    query: z.string().optional().describe('Text in title or body.'),
+    cursor: z.string().optional(),
+    include_archived: z.boolean().optional(),
     limit: specChecked(
       {
         type: 'integer',
         minimum: 1,
         maximum: 50,
-        description: 'Rows per page, 1 to 50 (default 50).',
+        description: 'Default 50.',
       },
       { clamped: true },
     ),
@@ -84,7 +80,7 @@ export const readDocument = defineTool({
   name: 'read_document',
   title: 'Read document',
   description:
-    'Read a document’s markdown (a page’s HTML source, a table’s markdown projection) in windows of up to 24,000 characters. When truncated is true, call again with offset = offset + window. Always returns the version to pass as expected_version.',
+    "A document's markdown (a page's HTML) in windows of up to 24,000 characters, with its version. If truncated, call again from offset + window.",
   scope: 'documents:read',
   annotations: READ_ONLY,
   input: z.object({
@@ -93,7 +89,6 @@ export const readDocument = defineTool({
       {
         type: 'integer',
         minimum: 0,
-        description: 'Where to start, in characters (default 0).',
       },
       { clamped: true },
     ),
@@ -102,7 +97,7 @@ export const readDocument = defineTool({
         type: 'integer',
         minimum: 1,
         maximum: 24000,
-        description: 'How many characters to return, 1 to 24,000 (default 24,000).',
+        description: 'Default 24,000.',
       },
       { clamped: true },
     ),
@@ -134,32 +129,25 @@ export const createDocument = defineTool({
   name: 'create_document',
   title: 'Create document',
   description:
-    'Create a markdown document, optionally with content (written verbatim, up to 60,000 characters; whitespace only counts as empty). Pass conversation_id to create it in a conversation (a card is posted), or a scope (user by default, pod with pod_id, or org); never both. An idempotency_key makes a retry within 10 minutes return the original document instead of a second one.',
+    'Create a markdown document in a conversation (posts a card) or a scope, not both. idempotency_key makes a retry within 10 minutes return the first.',
   scope: 'documents:write',
   annotations: WRITE,
   input: z.object({
-    title: specChecked(
-      { type: 'string', minLength: 1, maxLength: 500, description: 'The title; non-empty.' },
-      { required: true },
-    ),
-    conversation_id: z
-      .string()
-      .optional()
-      .describe('Create the document in this conversation and post a card there.'),
+    title: specChecked({ type: 'string', minLength: 1, maxLength: 500 }, { required: true }),
+    conversation_id: z.string().optional(),
     scope: specChecked({
       type: 'string',
       enum: ['user', 'pod', 'org'],
-      description: 'user (default), pod (with pod_id) or org (editable by every workspace member).',
+      description: 'Default user; pod needs pod_id.',
     }),
-    pod_id: z.string().optional().describe('The pod, with scope pod.'),
+    pod_id: z.string().optional(),
     content_markdown: specChecked({
       type: 'string',
-      description: 'Initial content, written verbatim; at most 60,000 characters.',
+      description: 'Up to 60,000 characters.',
     }),
     idempotency_key: specChecked(
       {
         type: 'string',
-        description: 'Any string; a repeat within 10 minutes returns the original document.',
       },
       { expects: 'a string of 1 to 200 characters' },
     ),
@@ -200,7 +188,7 @@ export const editDocument = defineTool({
   name: 'edit_document',
   title: 'Edit document',
   description:
-    'Write to a document while people may be editing it. append adds content as a new block at the end; replace_section replaces the whole blocks covered by section_excerpt (an exact passage from read_document, white space ignored); replace_all replaces everything and needs expected_version; fill_empty writes only into an empty document. Edits people make during the write are kept next to the written text (kept_blocks). Content over 60,000 characters stops early with next_step. dry_run resolves the target and version checks and writes nothing.',
+    "Write to a live document by mode; replace_section rewrites the blocks covering section_excerpt. People's concurrent edits are kept (kept_blocks).",
   scope: 'documents:write',
   annotations: DESTRUCTIVE_WRITE,
   input: z.object({
@@ -209,31 +197,23 @@ export const editDocument = defineTool({
       {
         type: 'string',
         enum: ['append', 'replace_section', 'replace_all', 'fill_empty'],
-        description: 'How to write.',
       },
       { required: true },
     ),
-    content_markdown: specChecked(
-      { type: 'string', description: 'The markdown to write, verbatim.' },
-      { required: true },
-    ),
+    content_markdown: specChecked({ type: 'string' }, { required: true }),
     // Matching folds the white space of the whole excerpt, about a second per 4 million characters;
     // a passage longer than a write may put back is refused before that.
     section_excerpt: specChecked({
       type: 'string',
       maxLength: CONTENT_CAP,
-      description:
-        'replace_section: an exact passage from read_document, matched ignoring white space; at most 60,000 characters.',
+      description: 'Exact passage, white space ignored.',
     }),
     expected_version: specChecked({
       type: 'integer',
       minimum: 0,
-      description: 'The version you read. Required for replace_all; elsewhere it only reports drift.',
+      description: 'Required for replace_all.',
     }),
-    dry_run: z
-      .boolean()
-      .optional()
-      .describe('Resolve the target and version checks, write nothing (default false).'),
+    dry_run: z.boolean().optional(),
   }),
   output: z.object({
     document_id: z.string().optional(),
@@ -292,8 +272,7 @@ export const editDocument = defineTool({
 export const getDocumentVersions = defineTool({
   name: 'get_document_versions',
   title: 'List document versions',
-  description:
-    'The 20 most recent version rows of a document or page, newest first: agent writes (checkpointed before they land), people’s edits, named versions. Metadata only.',
+  description: 'The 20 latest versions of a document or page.',
   scope: 'documents:read',
   annotations: READ_ONLY,
   input: z.object({ document_id: documentId }),

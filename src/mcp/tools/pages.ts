@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool, DESTRUCTIVE_WRITE, READ_ONLY, specChecked, WRITE } from '../tool.ts';
 
-const pageId = z.string().describe('The page id (artifact id) from create_page, list_documents or a card.');
+const pageId = z.string();
 const warnings = z
   .array(z.string())
   .describe(
@@ -15,20 +15,9 @@ const warnings = z
  */
 const HTML_MAX = 1_000_000;
 
-const title = specChecked(
-  { type: 'string', minLength: 1, maxLength: 500, description: 'The page title.' },
-  { required: true },
-);
-const html = (what: string) =>
-  specChecked(
-    {
-      type: 'string',
-      minLength: 1,
-      maxLength: HTML_MAX,
-      description: `${what}; non-empty, at most ${HTML_MAX.toLocaleString('en')} characters.`,
-    },
-    { required: true },
-  );
+const title = specChecked({ type: 'string', minLength: 1, maxLength: 500 }, { required: true });
+/** The whole HTML source (its length limits say what a description would). */
+const html = () => specChecked({ type: 'string', minLength: 1, maxLength: HTML_MAX }, { required: true });
 
 const STRIPPED_NOTE =
   ' Its scripts, inline event handlers and javascript: URLs are stored as written but removed when the page is viewed.';
@@ -37,23 +26,19 @@ export const createPage = defineTool({
   name: 'create_page',
   title: 'Create HTML page',
   description:
-    'Create an HTML page artifact, stored verbatim. Pass conversation_id to create it in a conversation (a card is posted to the room), or a scope (user by default, pod with pod_id, or org); never both. There is no idempotency key: a retried create makes a second page. Returns the version to pass to write_page.',
+    'Create an HTML page, stored verbatim, in a conversation (posts a card) or a scope, not both. A retry makes a second page.',
   scope: 'documents:write',
   annotations: WRITE,
   input: z.object({
     title,
-    html: html('The complete HTML source'),
-    conversation_id: z
-      .string()
-      .optional()
-      .describe('Create the page in this conversation and post a card there.'),
+    html: html(),
+    conversation_id: z.string().optional(),
     scope: specChecked({
       type: 'string',
       enum: ['user', 'pod', 'org'],
-      description:
-        'Where the page lives when no conversation_id is given: user (default), pod (with pod_id) or org.',
+      description: 'Default user; pod needs pod_id.',
     }),
-    pod_id: z.string().optional().describe('The pod, with scope pod.'),
+    pod_id: z.string().optional(),
   }),
   output: z.object({
     page_id: z.string(),
@@ -75,8 +60,7 @@ export const createPage = defineTool({
 export const readPage = defineTool({
   name: 'read_page',
   title: 'Read HTML page',
-  description:
-    'Read an HTML page: its stored source (scripts included) and its version, which write_page needs as expected_version.',
+  description: "An HTML page's source and version (write_page's expected_version).",
   scope: 'documents:read',
   annotations: READ_ONLY,
   input: z.object({ page_id: pageId }),
@@ -99,16 +83,13 @@ export const writePage = defineTool({
   name: 'write_page',
   title: 'Rewrite HTML page',
   description:
-    'Replace a page’s HTML wholesale. expected_version (from read_page or create_page) must equal the current version; otherwise nothing changes and the result is version_conflict with the current version and a line-level diff. There is no force flag. The previous source is kept as a checkpoint.',
+    "Replace a page's HTML. expected_version must be current, else version_conflict with a diff and nothing changes.",
   scope: 'documents:write',
   annotations: DESTRUCTIVE_WRITE,
   input: z.object({
     page_id: pageId,
-    html: html('The complete new HTML'),
-    expected_version: specChecked(
-      { type: 'integer', minimum: 0, description: 'The version you read, from read_page or create_page.' },
-      { required: true },
-    ),
+    html: html(),
+    expected_version: specChecked({ type: 'integer', minimum: 0 }, { required: true }),
   }),
   output: z.object({
     page_id: z.string(),

@@ -1,0 +1,150 @@
+/**
+ * Runs queued through MCP: 8 clients calling `edit_automation` `run` on the published 10-step
+ * chain over HTTP, each with its next call as soon as the last one answers, until every run has
+ * finished. Embedded (SQLite, the engine in this process beside the server) and on Postgres with
+ * one `tandem worker` process; the engine alone (the same runs queued through the domain) is
+ * measured in the same run for comparison.
+ *
+ *   node bench/mcp-runs.ts   (part of npm run bench; BENCH_MCP_RUNS, BENCH_DATABASE_URL,
+ *                             BENCH_MCP_PARTS=embedded,postgres to change)
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { loadConfig } from '../src/config.ts';
+import { createEngine } from '../src/engine/engine.ts';
+import { startServer } from '../src/server.ts';
+import { openServices, type Services } from '../src/services.ts';
+import { SCOPES } from '../src/domains/workspace/actor.ts';
+import {
+  dropDatabase,
+  finished,
+  freshDatabase,
+  queue,
+  startWorkers,
+  stopWorkers,
+  until,
+  workspace,
+} from './engine-kit.ts';
+
+const RUNS = Number(process.env.BENCH_MCP_RUNS ?? 2000);
+const IN_FLIGHT = 8;
+const PARTS = new Set((process.env.BENCH_MCP_PARTS ?? 'embedded,postgres').split(','));
+
+/** 8 MCP clients queue `n` runs between them; resolves when all are queued. */
+async function queueOverMcp(url: string, token: string, automationId: string, n: number) {
+  const clients = await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      const c = new Client({ name: 'bench', version: '1.0.0' });
+      await c.connect(
+        new StreamableHTTPClientTransport(new URL(url), {
+          requestInit: { headers: { Authorization: `Bearer ${token}` } },
+        }),
+      );
+      return c;
+    }),
+  );
+  let next = 0;
+  await Promise.all(
+    clients.map(async (c) => {
+      while (next < n) {
+        next += 1;
+        const r = await c.callTool({
+          name: 'edit_automation',
+          arguments: { action: 'run', automation_id: automationId },
+        });
+        if (r.isError) throw new Error(`run failed: ${JSON.stringify(r.content)}`);
+      }
+    }),
+  );
+  await Promise.all(clients.map((c) => c.close()));
+}
+
+async function measure(
+  services: Services,
+  port: number,
+  begin: () => Promise<void>,
+): Promise<{ mcp: number; alone: number }> {
+  const { actor, automationId } = await workspace(services);
+  const { token } = await services.tokens.create(actor.personId, actor.workspaceId, [...SCOPES], 3_600_000);
+  const dataDir = mkdtempSync(join(tmpdir(), 'tandem-bench-mcp-runs-'));
+  const config = loadConfig({
+    TANDEM_DATA: dataDir,
+    PORT: String(port),
+    PAGES_PORT: String(port + 1),
+    LOG_LEVEL: 'error',
+  });
+  const server = await startServer(config, services);
+  let total = 0;
+  const all = () => until(async () => (await finished(services)) >= total);
+  try {
+    await begin();
+    // Warm: the server and the engine compile their hot code once per process.
+    total += 200;
+    await queueOverMcp(`${config.publicUrl}/mcp`, token, automationId, 200);
+    await all();
+    let t = performance.now();
+    total += RUNS;
+    await queueOverMcp(`${config.publicUrl}/mcp`, token, automationId, RUNS);
+    await all();
+    const mcp = RUNS / ((performance.now() - t) / 1000);
+    t = performance.now();
+    total += RUNS;
+    await queue(services, actor, automationId, RUNS);
+    await all();
+    const alone = RUNS / ((performance.now() - t) / 1000);
+    return { mcp, alone };
+  } finally {
+    await server.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function embedded() {
+  const dir = mkdtempSync(join(tmpdir(), 'tandem-bench-mcp-embedded-'));
+  const services = await openServices({ sqlitePath: join(dir, 'tandem.sqlite') });
+  const engine = createEngine(services, { concurrency: 8 });
+  try {
+    return await measure(services, 18800, () => engine.start());
+  } finally {
+    await engine.stop();
+    await services.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function onPostgres() {
+  const url = await freshDatabase();
+  const services = await openServices({ databaseUrl: url });
+  let workers: Awaited<ReturnType<typeof startWorkers>> = [];
+  try {
+    return await measure(services, 18810, async () => {
+      workers = await startWorkers(url, 1);
+    });
+  } finally {
+    await stopWorkers(workers);
+    await services.close();
+    await dropDatabase();
+  }
+}
+
+const f = (n: number) => n.toFixed(0).padStart(6);
+const met = (ok: boolean) => (ok ? '(met)' : '(not met)');
+const seen: string[] = [];
+console.log(
+  `Runs queued through MCP (${IN_FLIGHT} edit_automation run calls in flight over HTTP, the 10-step chain, ${RUNS} runs; runs/s to the last run finished)`,
+);
+if (PARTS.has('embedded')) {
+  const r = await embedded();
+  console.log(`embedded (SQLite)        MCP ${f(r.mcp)} runs/s   engine alone ${f(r.alone)} runs/s`);
+  seen.push(`embedded ${r.mcp.toFixed(0)} ${met(r.mcp >= 1000)}`);
+}
+if (PARTS.has('postgres')) {
+  const r = await onPostgres();
+  console.log(`Postgres, one worker     MCP ${f(r.mcp)} runs/s   engine alone ${f(r.alone)} runs/s`);
+  seen.push(`Postgres ${r.mcp.toFixed(0)} ${met(r.mcp >= 500)}`);
+}
+console.log(
+  'goal: MCP-queued runs (8 calls in flight, the 10-step chain) ≥ 1,000 runs/s embedded and ≥ 500 on Postgres with one worker',
+);
