@@ -3,24 +3,28 @@ import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { WebSocket } from 'ws';
 import * as Y from 'yjs';
 import { blockArray } from '../src/domains/documents/model.ts';
+import { log } from '../src/observability/log.ts';
 import { DATABASES } from './support/databases.ts';
 import { blockTextIn, openLive, until, type Editor } from './support/collab.ts';
 
 const DOC = '# Notes\n\nFirst.\n\nSecond.\n';
 
-/** What the server logged meanwhile, line by line. */
+/** What the server logged meanwhile, line by line (its warnings and errors, as text). */
 function captureLog() {
   const lines: string[] = [];
-  const saved = { warn: console.warn, error: console.error };
-  const keep = (...args: unknown[]) =>
-    lines.push(args.map((a) => (a instanceof Error ? a.message : String(a))).join(' '));
-  console.warn = keep;
-  console.error = keep;
+  const saved = { warn: log.warn, error: log.error };
+  const text = (a: unknown) =>
+    typeof a === 'string' ? a : a instanceof Error ? a.message : JSON.stringify(a);
+  const keep = ((...args: unknown[]) => {
+    lines.push(args.map(text).join(' '));
+  }) as typeof log.warn;
+  log.warn = keep;
+  log.error = keep;
   return {
     lines,
     restore() {
-      console.warn = saved.warn;
-      console.error = saved.error;
+      log.warn = saved.warn;
+      log.error = saved.error;
     },
   };
 }
