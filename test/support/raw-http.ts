@@ -23,11 +23,15 @@ export async function startOnFreePorts(
 ): Promise<RunningServer> {
   for (let attempt = 0; ; attempt++) {
     try {
+      const port = await freePort();
+      let pagesPort = await freePort();
+      // The system may hand out the port just freed again: the two must differ.
+      while (pagesPort === port) pagesPort = await freePort();
       return await startServer(
         loadConfig({
           TANDEM_DATA: dataDir,
-          PORT: String(await freePort()),
-          PAGES_PORT: String(await freePort()),
+          PORT: String(port),
+          PAGES_PORT: String(pagesPort),
           LOG_LEVEL: 'error',
           ...env,
         }),
