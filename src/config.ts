@@ -98,6 +98,12 @@ const envSchema = z.object({
     .min(10, 'must be at least 10')
     .max(100_000, 'must be at most 100000')
     .default(DEFAULT_BOUNDS.blocks),
+  TANDEM_LIVE_DOCS_PER_PERSON: z.coerce
+    .number({ error: 'must be a number of documents' })
+    .int('must be a whole number of documents')
+    .min(1, 'must be at least 1')
+    .max(1000, 'must be at most 1000')
+    .default(20),
   TANDEM_AGENT_TIMEOUT_S: z.coerce
     .number({ error: 'must be a number of seconds' })
     .int('must be a whole number of seconds')
@@ -146,6 +152,8 @@ export interface Config {
   agentTimeoutMs: number;
   /** How large people may make a document over the live socket. */
   liveBounds: DocumentBounds;
+  /** How many documents one person may hold open live on one instance at once. */
+  liveDocsPerPerson: number;
   /** Days every automatic document checkpoint is kept before pruning thins them. */
   versionsKeepDays: number;
 }
@@ -217,5 +225,6 @@ export function loadConfig(
       blocks: e.TANDEM_LIVE_BLOCKS,
     },
     versionsKeepDays: e.TANDEM_VERSIONS_KEEP_DAYS,
+    liveDocsPerPerson: e.TANDEM_LIVE_DOCS_PER_PERSON,
   };
 }

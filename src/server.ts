@@ -108,6 +108,7 @@ export async function startServer(config: Config, services: Services): Promise<R
   const collab = await collabSocket(services, {
     oauthAudience: `${new URL(config.publicUrl).href.replace(/\/$/, '')}/mcp`,
     addressOf: (req) => incomingAddress(req, config.trustProxy),
+    maxDocumentsPerPerson: config.liveDocsPerPerson,
   });
   const appServer = await listen(app.fetch, config.port, config.host).catch(async (error: unknown) => {
     await collab.close();

@@ -4,7 +4,7 @@ import * as encoding from 'lib0/encoding';
 import WebSocket from 'ws';
 import { ANONYMOUS_LIMITS } from '../src/collab/anonymous.ts';
 import { DATABASES } from './support/databases.ts';
-import { blockTextIn, openLive, until } from './support/collab.ts';
+import { blockTextIn, connectEditor, openLive, until } from './support/collab.ts';
 
 /** A raw socket on the live endpoint; resolves once open, rejects with the upgrade's refusal. */
 function rawSocket(url: string): Promise<WebSocket> {
@@ -39,6 +39,44 @@ for (const db of DATABASES) {
     });
     after(() => live.close());
     const anonymous = () => live.server.collab.anonymousCount();
+
+    it('lets one person hold 20 documents open live at once, and opens another once one is closed', async () => {
+      const ada = live.h.actor('ada@acme.test');
+      const ids: string[] = [];
+      for (let i = 0; i < 21; i++)
+        ids.push(
+          (
+            await live
+              .services()
+              .documents.create(ada, { title: `Open ${i}`, scope: 'user', content_markdown: `Doc ${i}.\n` })
+          ).document_id,
+        );
+      const token = await live.tokenFor('ada@acme.test');
+      const open = ids.slice(0, 20).map((id) => connectEditor(live.url, id, token));
+      try {
+        await Promise.all(open.map((e) => e.ready));
+        const past = connectEditor(live.url, ids[20]!, token);
+        await assert.rejects(past.ready, /too many documents open live/);
+        past.close();
+        // One she has open already opens again.
+        const again = connectEditor(live.url, ids[0]!, token);
+        await again.ready;
+        again.close();
+        open[5]!.close();
+        await until(async () => {
+          const retry = connectEditor(live.url, ids[20]!, token);
+          const opened = await retry.ready.then(
+            () => true,
+            () => false,
+          );
+          retry.close();
+          return opened;
+        }, 'the 21st document opens once one is closed');
+      } finally {
+        for (const e of open) e.close();
+      }
+      await until(() => anonymous() === 0, 'no socket left waiting');
+    });
 
     it('caps the unauthenticated sockets of one address, and frees each slot when its socket closes', async () => {
       const open = await Promise.all(

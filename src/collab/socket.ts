@@ -35,6 +35,7 @@ export const REFUSED = {
   credential: 'Invalid or expired token',
   scope: 'This token does not carry the documents:read scope',
   ended: 'The credential this connection opened with has ended; sign in again',
+  tooMany: 'You have too many documents open live; close one to open another',
 } as const;
 
 /** The close code of a connection whose credential ended. */
@@ -59,6 +60,8 @@ export interface CollabOptions {
   addressOf?: (req: HttpRequest) => string;
   /** How often every connection's credential is checked again (at once when one ends here or, over Redis, elsewhere). */
   credentialRecheckMs?: number;
+  /** Documents one person may hold open live here at once (each costs memory while open). */
+  maxDocumentsPerPerson?: number;
 }
 
 interface Authenticated {
@@ -118,6 +121,14 @@ export async function collabSocket(services: Services, options: CollabOptions = 
     return credential && { actor: credential.actor, credential };
   }
 
+  /** Whether opening one more document would take the person past what they may hold open here. */
+  function tooManyOpen(personId: string, documentName: string): boolean {
+    const open = new Set<string>();
+    for (const c of connections)
+      if (c.context.actor.personId === personId) open.add(c.context.session.documentId);
+    return !open.has(documentName) && open.size >= (options.maxDocumentsPerPerson ?? 20);
+  }
+
   class LiveHocuspocus extends Hocuspocus<Context> {
     /** The store's live document, never a second copy. */
     override async createDocument(
@@ -143,6 +154,7 @@ export async function collabSocket(services: Services, options: CollabOptions = 
       if (!authenticated) throw { reason: REFUSED.credential };
       const { actor, credential } = authenticated;
       if (!actor.scopes.has('documents:read')) throw { reason: REFUSED.scope };
+      if (tooManyOpen(actor.personId, documentName)) throw { reason: REFUSED.tooMany };
       let session: LiveSession;
       try {
         session = await documents.live.session(actor, documentName);
