@@ -290,7 +290,7 @@ describe('the app origin against cross-site requests, open redirects, missing sc
     it('answers a bad limit with 400 naming it and what it must be', async () => {
       const bearer = { authorization: `Bearer ${await tokenFor('ada@acme.test')}` };
       const params: Record<string, string> = {
-        '/api/activity': 'limit, tool, outcome, before',
+        '/api/activity': 'limit, tool, outcome, before, via',
         '/api/notifications': 'limit',
       };
       for (const path of ['/api/activity', '/api/notifications']) {
