@@ -195,7 +195,8 @@ for (const db of DATABASES) {
       const live = (listed.automations as Json[]).find((a) => a.name === 'Weekly digest');
       assert.equal(live?.enabled, true);
       assert.equal((live?.trigger as Json).frequency, 'weekly');
-      // Next run names its zone.
+      // Next run names its zone (once the automation's page has loaded it).
+      await page.locator('main').getByText('Next run').first().waitFor();
       assert.match(
         await page.locator('main').innerText(),
         new RegExp(`Next run\\s+.*${(live?.trigger as Json).timezone as string}`),

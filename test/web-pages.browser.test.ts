@@ -224,18 +224,19 @@ for (const db of DATABASES) {
       await agent.call('read_page', { page_id: 'pg_0000000000000000000000000' });
       const page = await open(ada, app.url('/activity'));
       assert.equal(await page.title(), 'Agent activity · Tandem');
+      // Tools are written as words: list_documents is “list documents”.
       const table = page.getByRole('table');
-      await table.getByText('list_documents').first().waitFor();
+      await table.getByText('list documents').first().waitFor();
       await page.getByLabel('Outcome').selectOption('error');
       await page.waitForURL('**/activity?outcome=error');
       // The filtered list replaces the whole one when it arrives: wait for that, not the URL.
-      await table.getByText('list_documents').first().waitFor({ state: 'detached' });
-      assert.match(await table.innerText(), /read_page/);
+      await table.getByText('list documents').first().waitFor({ state: 'detached' });
+      assert.match(await table.innerText(), /read page/);
       await page.getByLabel('Outcome').selectOption('');
       await page.getByLabel('Tool').selectOption('list_documents');
       await page.waitForURL('**/activity?tool=list_documents');
-      await table.getByText('read_page').first().waitFor({ state: 'detached' });
-      assert.match(await table.innerText(), /list_documents/);
+      await table.getByText('read page').first().waitFor({ state: 'detached' });
+      assert.match(await table.innerText(), /list documents/);
       await page.close();
     });
   });
