@@ -50,7 +50,16 @@ async function healed(fault: string, at: number, t: FaultTargets): Promise<Heal>
     await t.probe.call('read_document', { document_id: t.probeDocument });
     return true;
   });
-  const editorsSynced = await measure('every editor synced', () => t.disagreements().length === 0);
+  let shown = Date.now();
+  const editorsSynced = await measure('every editor synced', () => {
+    const left = t.disagreements();
+    // SOAK_DEBUG: what is still apart, every 5 s while it heals.
+    if (process.env.SOAK_DEBUG && left.length && Date.now() - shown > 5000) {
+      shown = Date.now();
+      console.log(`  ${since()} ms: ${left.length} apart, e.g. ${left.slice(0, 3).join(' | ')}`);
+    }
+    return left.length === 0;
+  });
   if (editorsSynced === Infinity) for (const d of t.disagreements().slice(0, 10)) console.log(`  ${d}`);
   const instancesAgree = await measure('every instance showing the same text', () =>
     t.watchers.every((ws) => ws.every((w) => w.conn.settled() && w.markdown() === ws[0]!.markdown())),
