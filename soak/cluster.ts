@@ -11,7 +11,19 @@ import { join, resolve } from 'node:path';
 const ROOT = resolve(import.meta.dirname, '..');
 const BIN = join(ROOT, 'bin', 'tandem.js');
 
+/** Ports already handed out in this process: two servers never get the same one. */
+const given = new Set<number>();
+
 export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await anyFreePort();
+    if (given.has(port)) continue;
+    given.add(port);
+    return port;
+  }
+}
+
+async function anyFreePort(): Promise<number> {
   return new Promise((done, fail) => {
     const server = createServer();
     server.once('error', fail);
@@ -187,14 +199,13 @@ export class TandemProcess {
     };
     child.stdout!.on('data', keep);
     child.stderr!.on('data', keep);
-    await waitFor(
-      async () => {
-        if (child.exitCode !== null) throw new Error(`${this.name} exited (${child.exitCode}): ${this.log}`);
-        return this.ready();
-      },
-      `${this.name} to be ready`,
-      180_000,
+    const exited = new Promise<never>((_, fail) =>
+      child.once('exit', (code) =>
+        fail(new Error(`${this.name} exited (${code}): ${this.log.slice(-2000)}`)),
+      ),
     );
+    exited.catch(() => undefined);
+    await Promise.race([waitFor(() => this.ready(), `${this.name} to be ready`, 180_000), exited]);
   }
 
   alive(): boolean {
