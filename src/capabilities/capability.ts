@@ -161,13 +161,20 @@ export function defineNamespace(declared: NamespaceDeclaration): ConnectorPlugin
   };
 }
 
-/** A domain refusal becomes the step's error in the domain's own words. */
+/**
+ * A domain refusal becomes the step's error in the domain's own words. A document another writer
+ * holds (`write_conflict` with when to retry) is `busy`: nothing was done, and the step is tried
+ * again after the wait the document named.
+ */
 export async function domain<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
-    if (error instanceof DomainError) throw new StepError(error.message);
-    throw error;
+    if (!(error instanceof DomainError)) throw error;
+    const seconds = error.data?.retry_after_seconds;
+    if (error.code === 'write_conflict' && typeof seconds === 'number')
+      throw new StepError(error.message, { code: 'busy', retryAfterMs: seconds * 1000, nothingDone: true });
+    throw new StepError(error.message);
   }
 }
 

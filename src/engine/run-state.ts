@@ -18,8 +18,11 @@ export type RunRow = Selectable<RunTable>;
 export type AutomationRow = Selectable<AutomationTable>;
 export type NodePatch = Partial<Omit<NodeRow, 'run_id' | 'node_key' | 'node_id'>>;
 
-/** Why a step failed, as a value: a rejected approval cancels the run; an unknown outcome is never retried. */
-export type ErrorCode = 'rejected' | 'outcome_unknown' | 'limit' | 'timeout';
+/**
+ * Why a step failed, as a value: a rejected approval cancels the run; an unknown outcome is never
+ * retried; a busy document (another writer held it, nothing done) is always tried again a few times.
+ */
+export type ErrorCode = 'rejected' | 'outcome_unknown' | 'limit' | 'timeout' | 'busy';
 
 /** The worker no longer holds the run (its lease ran out and another took it, or the run ended). */
 export class LeaseLost extends Error {}

@@ -24,9 +24,23 @@ export function retryWait(
   attempt: number,
   failure: Failure,
 ): number | undefined {
+  if (failure.code === 'busy' && !failure.final) return busyWait(policy, attempt, failure.retryAfterMs);
   if (!policy || attempt >= policy.max_attempts || failure.final) return undefined;
   if (failure.code === 'outcome_unknown' || failure.code === 'limit') return undefined;
   const backoff = (policy.backoff_s ?? 1) * 1000 * 2 ** (attempt - 1);
   const asked = failure.retryAfterMs;
   return typeof asked === 'number' && asked > backoff ? asked : backoff;
+}
+
+/** Attempts a step gets when what it writes is busy (another writer holds the document). */
+export const BUSY_ATTEMPTS = 5;
+
+/**
+ * A step whose document another writer held did nothing: it is tried again, with or without a
+ * retry policy, after the wait the document named (at least 1 s), up to BUSY_ATTEMPTS attempts or
+ * the policy's, whichever is more.
+ */
+function busyWait(policy: RetryPolicy | undefined, attempt: number, asked: unknown): number | undefined {
+  if (attempt >= Math.max(BUSY_ATTEMPTS, policy?.max_attempts ?? 0)) return undefined;
+  return typeof asked === 'number' && asked > 1000 ? asked : 1000;
 }
