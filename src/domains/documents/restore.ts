@@ -14,6 +14,43 @@ import { splitBlocks } from './text.ts';
 const LABEL_MAX = 200;
 
 /**
+ * Stores the live document as a person's `restore` row (a whole-version restore, or an undo of one
+ * write with what it kept and changed) and returns the version it made.
+ */
+export function persistRestoreRow(
+  store: DocumentStore,
+  live: LiveDoc,
+  actor: Actor,
+  row: { instruction: string; mode: 'restore' | 'undo'; kept_json?: string | null; changes_json?: string },
+): Promise<number> {
+  const rowId = newId('ver');
+  return store.persist(live, {
+    reason: 'edit',
+    authorId: actor.personId,
+    instruction: null,
+    agentRow: {
+      id: rowId,
+      complete: (v: number): VersionRow => ({
+        id: rowId,
+        artifact_id: live.id,
+        doc_version: v,
+        reason: 'restore',
+        label: null,
+        pinned: 0,
+        author_id: actor.personId,
+        instruction: row.instruction,
+        content: packText(projection(live.doc)),
+        kept_json: row.kept_json ?? null,
+        blocks_json: storedDigest(live.doc),
+        ...(row.changes_json !== undefined ? { changes_json: row.changes_json } : {}),
+        created_at: Date.now(),
+      }),
+    },
+    edited: { actorId: actor.personId, by: 'person', mode: row.mode },
+  });
+}
+
+/**
  * A person's version actions on a document: restoring a version (a person's write: the text
  * becomes that version's, recorded as a `restore` row) and naming the current one (a `named`
  * row, pinned, kept forever). Both need the editor role; archived documents refuse.
@@ -77,29 +114,9 @@ export function versionActions(deps: Deps, store: DocumentStore) {
       },
       { person: actor.personId },
     );
-    const rowId = newId('ver');
-    const version = await store.persist(live, {
-      reason: 'edit',
-      authorId: actor.personId,
-      instruction: null,
-      agentRow: {
-        id: rowId,
-        complete: (v: number): VersionRow => ({
-          id: rowId,
-          artifact_id: id,
-          doc_version: v,
-          reason: 'restore',
-          label: null,
-          pinned: 0,
-          author_id: actor.personId,
-          instruction: `restored version ${restored}`,
-          content: packText(projection(live.doc)),
-          kept_json: null,
-          blocks_json: storedDigest(live.doc),
-          created_at: Date.now(),
-        }),
-      },
-      edited: { actorId: actor.personId, by: 'person', mode: 'restore' },
+    const version = await persistRestoreRow(store, live, actor, {
+      instruction: `restored version ${restored}`,
+      mode: 'restore',
     });
     return { document_id: id, new_version: version, restored_version: restored };
   }

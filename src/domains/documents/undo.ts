@@ -1,15 +1,14 @@
 import { invalid } from '../../errors.ts';
 import { newId } from '../../ids.ts';
-import { packText, unpackText } from '../../storage/packed.ts';
+import { unpackText } from '../../storage/packed.ts';
 import type { Deps } from '../deps.ts';
 import type { Actor } from '../workspace/actor.ts';
 import { artifactFor, requireRole } from '../policies/artifacts.ts';
 import { parseChanges, shownChanges, undoChanges, type WriteChanges } from './changes.ts';
 import { diffTexts } from './diff.ts';
 import { requireDocument } from './edit-target.ts';
+import { persistRestoreRow } from './restore.ts';
 import { leases } from './lease.ts';
-import type { VersionRow } from './live-doc.ts';
-import { projection, storedDigest } from './model.ts';
 import type { DocumentStore } from './store.ts';
 
 /** The version a row stands for: what an agent write produced, or the version the row stored. */
@@ -134,30 +133,11 @@ export function versionChanges(deps: Deps, store: DocumentStore) {
             .executeTakeFirstOrThrow();
           return { document_id: id, new_version: version, undone_version: undone, kept, changed: false };
         }
-        const rowId = newId('ver');
-        const version = await store.persist(live, {
-          reason: 'edit',
-          authorId: actor.personId,
-          instruction: null,
-          agentRow: {
-            id: rowId,
-            complete: (v: number): VersionRow => ({
-              id: rowId,
-              artifact_id: id,
-              doc_version: v,
-              reason: 'restore',
-              label: null,
-              pinned: 0,
-              author_id: actor.personId,
-              instruction: `undid version ${undone}`,
-              content: packText(projection(live.doc)),
-              kept_json: kept.length > 0 ? JSON.stringify({ count: kept.length, excerpts: kept }) : null,
-              blocks_json: storedDigest(live.doc),
-              changes_json: JSON.stringify(made),
-              created_at: Date.now(),
-            }),
-          },
-          edited: { actorId: actor.personId, by: 'person', mode: 'undo' },
+        const version = await persistRestoreRow(store, live, actor, {
+          instruction: `undid version ${undone}`,
+          mode: 'undo',
+          kept_json: kept.length > 0 ? JSON.stringify({ count: kept.length, excerpts: kept }) : null,
+          changes_json: JSON.stringify(made),
         });
         return { document_id: id, new_version: version, undone_version: undone, kept, changed: true };
       } finally {
