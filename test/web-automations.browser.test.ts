@@ -79,7 +79,8 @@ for (const db of DATABASES) {
       const published = await publish('ada@acme.test', 'Morning digest');
       const page = await open(ada, app.url('/automations'));
       assert.equal(await page.title(), 'Automations · Tandem');
-      const table = page.getByRole('table');
+      // The automations' table, not the drafts' one the page may show too.
+      const table = page.getByRole('table', { name: 'Automations', exact: true });
       // The table comes with the page's data: wait for it before reading its headers.
       await table.getByRole('columnheader').first().waitFor();
       const headers = await table.getByRole('columnheader').allInnerTexts();
