@@ -268,19 +268,9 @@ export function Editor({
       }
       let flowVersionId = detail.flow_version_id;
       if (planChanged) {
-        let planJson: unknown;
-        try {
-          planJson = JSON.parse(plan);
-        } catch (error) {
-          throw new ApiFailure(
-            400,
-            'invalid_argument',
-            `The plan is not valid JSON: ${(error as Error).message}.`,
-          );
-        }
         const draft = await call(draftVersion, {
           params: { id: detail.automation_id },
-          body: { plan_json: planJson, ask, write_approval: writeApproval },
+          body: { plan_json: parsePlanText(plan), ask, write_approval: writeApproval },
         });
         flowVersionId = draft.flow_version_id;
       }
@@ -383,4 +373,13 @@ export function Editor({
       </form>
     </section>
   );
+}
+
+/** The plan as typed in `Edit as JSON`, or the one-line refusal the server would give. */
+export function parsePlanText(plan: string): unknown {
+  try {
+    return JSON.parse(plan);
+  } catch (error) {
+    throw new ApiFailure(400, 'invalid_argument', `The plan is not valid JSON: ${(error as Error).message}.`);
+  }
 }

@@ -14,7 +14,13 @@ import { Field } from '../ui/field.tsx';
 import { PlanDiagram, type DiagramEdge, type DiagramNode } from '../ui/plan-diagram.tsx';
 import { ErrorNote, LoadFailure, Loading } from '../ui/status.tsx';
 import { myZone, When } from '../ui/time.tsx';
-import { ScheduleFields, scheduleForm, scheduleTrigger, type ScheduleForm } from './automation-edit.tsx';
+import {
+  parsePlanText,
+  ScheduleFields,
+  scheduleForm,
+  scheduleTrigger,
+  type ScheduleForm,
+} from './automation-edit.tsx';
 import { madeBy } from './automation-new.tsx';
 import { RunDetail } from './automation-runs.tsx';
 import { PlanForms } from './plan-forms.tsx';
@@ -79,19 +85,9 @@ function PublishForm({
   /** The version to publish: this one, or the edited plan stored as the draft's next version first. */
   const version = async () => {
     if (!changed) return draft.flow_version_id;
-    let planJson: unknown;
-    try {
-      planJson = JSON.parse(plan);
-    } catch (error) {
-      throw new ApiFailure(
-        400,
-        'invalid_argument',
-        `The plan is not valid JSON: ${(error as Error).message}.`,
-      );
-    }
     const next = await call(redraft, {
       params: { id: draft.flow_version_id },
-      body: { plan_json: planJson, ask, write_approval: writeApproval },
+      body: { plan_json: parsePlanText(plan), ask, write_approval: writeApproval },
     });
     return next.flow_version_id;
   };
