@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
 import { DomainError } from '../../errors.ts';
 import type { Deps } from '../deps.ts';
+import type { Db } from '../../storage/schema.ts';
 
 type Store = Pick<Deps, 'db' | 'dialect'>;
 
@@ -83,6 +84,18 @@ const tooMany = (what: string, waitMs: number) => {
   );
 };
 
+/** The key's row, made if new, held for this transaction (SQLite runs one at a time; Postgres locks it). */
+async function lockedRow(trx: Db, dialect: Store['dialect'], key: string, now: number) {
+  await trx
+    .insertInto('sign_in_attempts')
+    .values({ key, failures: 0, last_at: now, wait_until: 0 })
+    .onConflict((oc) => oc.column('key').doNothing())
+    .execute();
+  let query = trx.selectFrom('sign_in_attempts').selectAll().where('key', '=', key);
+  if (dialect === 'postgres') query = query.forUpdate();
+  return query.executeTakeFirstOrThrow();
+}
+
 /**
  * Counts an attempt against its counting keys before the password is checked, refusing it while
  * any key must still wait; the rows are locked for the check, so parallel attempts are all counted.
@@ -96,15 +109,7 @@ export async function claimAttempt(
   await db.transaction().execute(async (trx) => {
     const rows = [];
     for (const { key } of keys) {
-      await trx
-        .insertInto('sign_in_attempts')
-        .values({ key, failures: 0, last_at: now, wait_until: 0 })
-        .onConflict((oc) => oc.column('key').doNothing())
-        .execute();
-      let query = trx.selectFrom('sign_in_attempts').selectAll().where('key', '=', key);
-      // SQLite runs one transaction at a time; Postgres needs the row lock.
-      if (dialect === 'postgres') query = query.forUpdate();
-      rows.push(await query.executeTakeFirstOrThrow());
+      rows.push(await lockedRow(trx, dialect, key, now));
     }
     const waiting = Math.max(...rows.map((r) => r.wait_until));
     if (waiting > now) throw tooMany('sign-in attempts', waiting - now);
@@ -156,14 +161,7 @@ export async function countRequest(
 ): Promise<void> {
   await pruneIdle({ db, dialect }, now);
   await db.transaction().execute(async (trx) => {
-    await trx
-      .insertInto('sign_in_attempts')
-      .values({ key, failures: 0, last_at: now, wait_until: 0 })
-      .onConflict((oc) => oc.column('key').doNothing())
-      .execute();
-    let query = trx.selectFrom('sign_in_attempts').selectAll().where('key', '=', key);
-    if (dialect === 'postgres') query = query.forUpdate();
-    const row = await query.executeTakeFirstOrThrow();
+    const row = await lockedRow(trx, dialect, key, now);
     // `last_at` is when the window began.
     const fresh = now - row.last_at >= windowMs;
     const made = fresh ? 0 : row.failures;

@@ -95,6 +95,20 @@ interface Settled {
 }
 
 /** Moves an automation to the version (or only changes its trigger and settings) and says so in its session. */
+/** The columns a publish sets, first time or again: who acts, the live version, its trigger. */
+function liveColumns(s: Settled) {
+  return {
+    acting_id: s.actingId,
+    live_version_id: s.version.id,
+    trigger_kind: s.trigger.kind,
+    trigger_json: JSON.stringify(s.trigger),
+    notify: s.notify,
+    cooldown_s: s.cooldown,
+    enabled: s.enabled ? 1 : 0,
+    next_fire_at: s.next?.getTime() ?? null,
+  };
+}
+
 async function republish(trx: Db, access: AutomationAccess, s: Settled) {
   const row = access.row;
   await trx
@@ -103,14 +117,7 @@ async function republish(trx: Db, access: AutomationAccess, s: Settled) {
       name: s.name ?? row.name,
       description: s.description ?? row.description,
       tags_json: s.tags ? JSON.stringify(s.tags) : row.tags_json,
-      acting_id: s.actingId,
-      live_version_id: s.version.id,
-      trigger_kind: s.trigger.kind,
-      trigger_json: JSON.stringify(s.trigger),
-      notify: s.notify,
-      cooldown_s: s.cooldown,
-      enabled: s.enabled ? 1 : 0,
-      next_fire_at: s.next?.getTime() ?? null,
+      ...liveColumns(s),
       updated_at: s.now,
     })
     .where('id', '=', row.id)
@@ -169,15 +176,8 @@ async function createAutomation(trx: Db, s: Settled) {
       tags_json: JSON.stringify(s.tags ?? []),
       scope: s.scope,
       created_by: actor.personId,
-      acting_id: s.actingId,
-      live_version_id: s.version.id,
-      trigger_kind: s.trigger.kind,
-      trigger_json: JSON.stringify(s.trigger),
-      notify: s.notify,
-      cooldown_s: s.cooldown,
-      enabled: s.enabled ? 1 : 0,
+      ...liveColumns(s),
       session_id: sessionId,
-      next_fire_at: s.next?.getTime() ?? null,
       last_fired_at: null,
       consecutive_failures: 0,
       created_at: s.now,

@@ -1,10 +1,10 @@
 import { DomainError, invalid } from '../../errors.ts';
 import { newId } from '../../ids.ts';
-import { packText, unpackText } from '../../storage/packed.ts';
+import { packText } from '../../storage/packed.ts';
 import type { Deps } from '../deps.ts';
 import type { Actor } from '../workspace/actor.ts';
-import { artifactFor, requireRole } from '../policies/artifacts.ts';
-import { requireDocument } from './edit.ts';
+import { versionText } from '../../storage/checkpoints.ts';
+import { editableDocument } from './edit-target.ts';
 import { leases } from './lease.ts';
 import type { VersionRow } from './live-doc.ts';
 import { blockArray, isDeleted, newBlock, projection, storedDigest } from './model.ts';
@@ -60,26 +60,13 @@ export function versionActions(deps: Deps, store: DocumentStore) {
   // The lease agents' writes take (the same queue in this process, the same row across them).
   const lease = leases(deps);
 
-  async function editable(actor: Actor, documentId: unknown) {
-    const access = await artifactFor(db, actor, documentId);
-    requireDocument(access.artifact);
-    requireRole(access, 'editor');
-    return access.artifact.id;
-  }
+  const editable = (actor: Actor, documentId: unknown) => editableDocument(db, actor, documentId);
 
   async function restore(actor: Actor, input: { document_id?: unknown; version_id?: unknown }) {
     const id = await editable(actor, input.document_id);
-    const row =
-      typeof input.version_id === 'string'
-        ? await db
-            .selectFrom('checkpoints')
-            .select(['doc_version', 'content'])
-            .where('id', '=', input.version_id)
-            .where('artifact_id', '=', id)
-            .executeTakeFirst()
-        : undefined;
-    if (!row || row.content === null) throw invalid('That version is not one of this document’s versions');
-    const markdown = unpackText(row.content);
+    const version = await versionText(db, id, input.version_id);
+    if (!version) throw invalid('That version is not one of this document’s versions');
+    const markdown = version.text;
     // A restore replaces the whole text, so it takes its turn with agents' writes: it waits for
     // the one landing now to be stored, and the next waits for it. The two never interleave.
     const held = await lease.acquire(id, newId('lease'));
@@ -89,7 +76,7 @@ export function versionActions(deps: Deps, store: DocumentStore) {
       const live = await store.open(id);
       store.beginWrite(live);
       try {
-        return await replaceText(actor, live, markdown, row.doc_version);
+        return await replaceText(actor, live, markdown, version.docVersion);
       } finally {
         store.endWrite(live);
       }

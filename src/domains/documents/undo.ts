@@ -3,10 +3,10 @@ import { newId } from '../../ids.ts';
 import { unpackText } from '../../storage/packed.ts';
 import type { Deps } from '../deps.ts';
 import type { Actor } from '../workspace/actor.ts';
-import { artifactFor, requireRole } from '../policies/artifacts.ts';
+import { artifactFor } from '../policies/artifacts.ts';
 import { parseChanges, shownChanges, undoChanges, type WriteChanges } from './changes.ts';
 import { diffTexts } from './diff.ts';
-import { requireDocument } from './edit-target.ts';
+import { editableDocument, requireDocument } from './edit-target.ts';
 import { persistRestoreRow } from './restore.ts';
 import { leases } from './lease.ts';
 import type { DocumentStore } from './store.ts';
@@ -91,12 +91,7 @@ export function versionChanges(deps: Deps, store: DocumentStore) {
     return { document_id: artifact.id, against, ...who, ...diffTexts(before, after) };
   }
 
-  async function editable(actor: Actor, documentId: unknown): Promise<string> {
-    const access = await artifactFor(db, actor, documentId);
-    requireDocument(access.artifact);
-    requireRole(access, 'editor');
-    return access.artifact.id;
-  }
+  const editable = (actor: Actor, documentId: unknown) => editableDocument(db, actor, documentId);
 
   /**
    * Undoes one write: through the lease agents' writes take, on the live document open editors

@@ -13,6 +13,7 @@ import {
 } from '../workspace/artifacts.ts';
 import { lineDiff } from './diff.ts';
 import { hasActiveContent } from './html-scan.ts';
+import { versionText } from '../../storage/checkpoints.ts';
 import { packText, unpackText } from '../../storage/packed.ts';
 
 export interface PageWriteResult {
@@ -146,19 +147,11 @@ export function pagesService(deps: Deps) {
     const access = await artifactFor(db, actor, input.page_id);
     requirePage(access.artifact, true);
     requireRole(access, 'editor');
-    const row =
-      typeof input.version_id === 'string'
-        ? await db
-            .selectFrom('checkpoints')
-            .select(['doc_version', 'content'])
-            .where('id', '=', input.version_id)
-            .where('artifact_id', '=', access.artifact.id)
-            .executeTakeFirst()
-        : undefined;
-    if (!row || row.content === null) throw invalid('That version is not one of this page’s versions');
-    return commit(actor, access.artifact.id, unpackText(row.content), expected, {
+    const version = await versionText(db, access.artifact.id, input.version_id);
+    if (!version) throw invalid('That version is not one of this page’s versions');
+    return commit(actor, access.artifact.id, version.text, expected, {
       reason: 'restore',
-      instruction: `restored version ${row.doc_version}`,
+      instruction: `restored version ${version.docVersion}`,
     });
   }
 

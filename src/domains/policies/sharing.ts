@@ -2,17 +2,7 @@ import { notFound } from '../../errors.ts';
 import type { Db } from '../../storage/schema.ts';
 import type { Actor } from '../workspace/actor.ts';
 import { artifactFor, type ArtifactAccess } from './artifacts.ts';
-
-/** Whether the person is an admin of their workspace. */
-async function isAdmin(db: Db, actor: Actor): Promise<boolean> {
-  const row = await db
-    .selectFrom('people')
-    .select('admin')
-    .where('id', '=', actor.personId)
-    .where('workspace_id', '=', actor.workspaceId)
-    .executeTakeFirst();
-  return row?.admin === 1;
-}
+import { isAdmin } from './automations.ts';
 
 /** Whether this person may change who can open the artifact: its owner, or a workspace admin. */
 export async function mayShare(db: Db, actor: Actor, access: ArtifactAccess): Promise<boolean> {
