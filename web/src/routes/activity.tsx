@@ -6,6 +6,7 @@ import { listActivity, type ActivityEntry } from '../../../src/http/contract/peo
 import { Field } from '../ui/field.tsx';
 import { objectPath } from '../ui/links.ts';
 import { ErrorNote, Loading } from '../ui/status.tsx';
+import { StackTable } from '../ui/stack-table.tsx';
 import { When } from '../ui/time.tsx';
 
 const PAGE = 100;
@@ -98,43 +99,28 @@ export default function Activity() {
             : 'Your agents have made no tool calls yet.'}
         </p>
       ) : (
-        <div className="table-wrap">
-          <table className="stack">
-            <caption className="visually-hidden">Tool calls</caption>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Tool</th>
-                <th scope="col">Through</th>
-                <th scope="col">Outcome</th>
-                <th scope="col">Took</th>
-                <th scope="col">Objects</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((a) => (
-                <tr key={a.id}>
-                  <td>
-                    <When at={a.at} />
-                  </td>
-                  <td data-label="Tool">{toolWords(a.tool)}</td>
-                  <td data-label="Through">{a.via ? `via ${a.via.label}` : '—'}</td>
-                  <td data-label="Outcome">
-                    {a.outcome === 'ok' ? (
-                      <span className="ok">Succeeded</span>
-                    ) : (
-                      <span className="warn">Failed{a.error_code ? ` (${a.error_code})` : ''}</span>
-                    )}
-                  </td>
-                  <td data-label="Took">{a.duration_ms} ms</td>
-                  <td data-label="Objects">
-                    <Targets entry={a} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <StackTable caption="Tool calls" columns={['When', 'Tool', 'Through', 'Outcome', 'Took', 'Objects']}>
+          {rows.map((a) => (
+            <tr key={a.id}>
+              <td>
+                <When at={a.at} />
+              </td>
+              <td data-label="Tool">{toolWords(a.tool)}</td>
+              <td data-label="Through">{a.via ? `via ${a.via.label}` : '—'}</td>
+              <td data-label="Outcome">
+                {a.outcome === 'ok' ? (
+                  <span className="ok">Succeeded</span>
+                ) : (
+                  <span className="warn">Failed{a.error_code ? ` (${a.error_code})` : ''}</span>
+                )}
+              </td>
+              <td data-label="Took">{a.duration_ms} ms</td>
+              <td data-label="Objects">
+                <Targets entry={a} />
+              </td>
+            </tr>
+          ))}
+        </StackTable>
       )}
       {canLoadMore && (
         <button

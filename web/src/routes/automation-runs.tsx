@@ -9,6 +9,7 @@ import { ErrorNote, Loading } from '../ui/status.tsx';
 import { duration, When } from '../ui/time.tsx';
 import { Rerun } from './automation-rerun.tsx';
 import { RunApprovals } from './run-approvals.tsx';
+import { StackTable } from '../ui/stack-table.tsx';
 import { causeText, isActive } from './automation-words.ts';
 
 const STATUS: Record<string, string> = {
@@ -171,45 +172,34 @@ export function RunsTable({
 }) {
   if (runs.length === 0) return <p className="muted">No runs yet.</p>;
   return (
-    <div className="table-wrap">
-      <table className="stack">
-        <caption className="visually-hidden">Runs, newest first</caption>
-        <thead>
-          <tr>
-            <th scope="col">Run</th>
-            <th scope="col">Status</th>
-            <th scope="col">Cause</th>
-            <th scope="col">Queued</th>
-            <th scope="col">Took</th>
-          </tr>
-        </thead>
-        <tbody>
-          {runs.map((r) => (
-            <tr key={r.run_id} aria-current={open === r.run_id ? 'true' : undefined}>
-              <td>
-                <Link
-                  to={{ search: `?run=${encodeURIComponent(r.run_id)}` }}
-                  replace
-                  onClick={() => onOpen(r.run_id)}
-                >
-                  Open run <code>{r.run_id.slice(-6)}</code>
-                </Link>
-              </td>
-              <td data-label="Status">
-                <Status status={r.status} />
-                {r.error && <span className="small warn"> {r.error}</span>}
-              </td>
-              <td data-label="Cause">{causeText(r.cause)}</td>
-              <td data-label="Queued">
-                <When at={r.queued_at} />
-              </td>
-              <td data-label="Took">{duration(r.started_at, r.finished_at)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      {truncated && <p className="muted small">Showing the latest 20 runs.</p>}
-    </div>
+    <StackTable
+      caption="Runs, newest first"
+      columns={['Run', 'Status', 'Cause', 'Queued', 'Took']}
+      after={truncated && <p className="muted small">Showing the latest 20 runs.</p>}
+    >
+      {runs.map((r) => (
+        <tr key={r.run_id} aria-current={open === r.run_id ? 'true' : undefined}>
+          <td>
+            <Link
+              to={{ search: `?run=${encodeURIComponent(r.run_id)}` }}
+              replace
+              onClick={() => onOpen(r.run_id)}
+            >
+              Open run <code>{r.run_id.slice(-6)}</code>
+            </Link>
+          </td>
+          <td data-label="Status">
+            <Status status={r.status} />
+            {r.error && <span className="small warn"> {r.error}</span>}
+          </td>
+          <td data-label="Cause">{causeText(r.cause)}</td>
+          <td data-label="Queued">
+            <When at={r.queued_at} />
+          </td>
+          <td data-label="Took">{duration(r.started_at, r.finished_at)}</td>
+        </tr>
+      ))}
+    </StackTable>
   );
 }
 
@@ -318,27 +308,15 @@ export function RunDetail({
             />
           )}
           <RunApprovals automationId={automationId} runId={runId} onDecided={run.reload} />
-          <div className="table-wrap">
-            <table className="stack">
-              <caption>Steps of this run</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Step</th>
-                  <th scope="col">Kind</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Attempts</th>
-                  <th scope="col">Took</th>
-                  <th scope="col">Error</th>
-                  <th scope="col">Data</th>
-                </tr>
-              </thead>
-              <tbody>
-                {withPlanned(run.data).map((n) => (
-                  <StepRow key={n.node_id} node={n} />
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <StackTable
+            caption="Steps of this run"
+            showCaption
+            columns={['Step', 'Kind', 'Status', 'Attempts', 'Took', 'Error', 'Data']}
+          >
+            {withPlanned(run.data).map((n) => (
+              <StepRow key={n.node_id} node={n} />
+            ))}
+          </StackTable>
           <div className="two">
             <div>
               <h4>Input</h4>

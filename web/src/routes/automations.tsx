@@ -6,6 +6,7 @@ import { ErrorNote, Loading } from '../ui/status.tsx';
 import { NextRun, When } from '../ui/time.tsx';
 import { Drafts, NewAutomation } from './automation-new.tsx';
 import { Status } from './automation-runs.tsx';
+import { StackTable } from '../ui/stack-table.tsx';
 import { degradedText } from './automation-words.ts';
 
 function State({ a }: { a: AutomationRow }) {
@@ -34,54 +35,42 @@ export default function Automations() {
       ) : rows.length === 0 && !list.error ? (
         <p>No automations yet.</p>
       ) : (
-        <div className="table-wrap">
-          <table className="stack">
-            <caption className="visually-hidden">Automations</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Trigger</th>
-                <th scope="col">State</th>
-                <th scope="col">Next run</th>
-                <th scope="col">Last run</th>
-                <th scope="col">Failures</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((a) => (
-                <tr key={a.automation_id}>
-                  <td>
-                    <Link to={`/automations/${encodeURIComponent(a.automation_id)}`}>{a.name}</Link>
-                    <span className="muted small"> {a.scope === 'workspace' ? 'workspace' : 'personal'}</span>
-                  </td>
-                  <td data-label="Trigger">{a.trigger_text}</td>
-                  <td data-label="State">
-                    <State a={a} />
-                  </td>
-                  <td data-label="Next run">
-                    {a.enabled ? (
-                      <NextRun at={a.next_fire_at} trigger={a.trigger} />
-                    ) : (
-                      <span className="muted">paused</span>
-                    )}
-                  </td>
-                  <td data-label="Last run">
-                    {a.last_run ? (
-                      <>
-                        <Status status={a.last_run.status} /> <When at={a.last_run.queued_at} />
-                      </>
-                    ) : (
-                      <span className="muted">never</span>
-                    )}
-                  </td>
-                  <td data-label="Failures" className={a.consecutive_failures > 0 ? 'warn' : ''}>
-                    {a.consecutive_failures}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <StackTable
+          caption="Automations"
+          columns={['Name', 'Trigger', 'State', 'Next run', 'Last run', 'Failures']}
+        >
+          {rows.map((a) => (
+            <tr key={a.automation_id}>
+              <td>
+                <Link to={`/automations/${encodeURIComponent(a.automation_id)}`}>{a.name}</Link>
+                <span className="muted small"> {a.scope === 'workspace' ? 'workspace' : 'personal'}</span>
+              </td>
+              <td data-label="Trigger">{a.trigger_text}</td>
+              <td data-label="State">
+                <State a={a} />
+              </td>
+              <td data-label="Next run">
+                {a.enabled ? (
+                  <NextRun at={a.next_fire_at} trigger={a.trigger} />
+                ) : (
+                  <span className="muted">paused</span>
+                )}
+              </td>
+              <td data-label="Last run">
+                {a.last_run ? (
+                  <>
+                    <Status status={a.last_run.status} /> <When at={a.last_run.queued_at} />
+                  </>
+                ) : (
+                  <span className="muted">never</span>
+                )}
+              </td>
+              <td data-label="Failures" className={a.consecutive_failures > 0 ? 'warn' : ''}>
+                {a.consecutive_failures}
+              </td>
+            </tr>
+          ))}
+        </StackTable>
       )}
       {list.data?.truncated && <p className="muted">Showing the newest 200.</p>}
       <Drafts />

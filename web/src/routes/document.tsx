@@ -1,6 +1,6 @@
 import DOMPurify from 'dompurify';
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent, type RefObject } from 'react';
-import { Link, Navigate, useParams } from 'react-router';
+import { Navigate, useParams } from 'react-router';
 import { call } from '../api.ts';
 import { useAction, useResource, useTitle } from '../hooks.ts';
 import { readDocument } from '../../../src/http/contract/documents.ts';
@@ -25,6 +25,7 @@ import { highlightPassages, selectPassage } from '../ui/highlight.ts';
 import { ShareButton } from '../ui/share.tsx';
 import { anchorsOf, useHashFocus, useThreads, type PassageAnchor } from '../ui/threads.ts';
 import { ErrorNote, LoadFailure, Loading, NotFound } from '../ui/status.tsx';
+import { ArtifactHead } from '../ui/artifact-head.tsx';
 import { Versions } from '../ui/versions.tsx';
 
 /** Every window of a document's markdown, read in turn (a read returns at most 24,000 characters). */
@@ -378,16 +379,10 @@ export default function DocumentView() {
   return (
     <div className="viewer document-page">
       <article className="viewer-main document">
-        <p className="crumbs">
-          <Link to="/documents">Documents</Link>
-        </p>
-        <div className="page-head">
-          <h1>{d.title}</h1>
-          <span className="muted small">
-            {d.type === 'table' ? 'Table' : 'Document'} · version {current}
-            {live && !live.connected && live.synced && ' · reconnecting…'}
-          </span>
-        </div>
+        <ArtifactHead title={d.title}>
+          {d.type === 'table' ? 'Table' : 'Document'} · version {current}
+          {live && !live.connected && live.synced && ' · reconnecting…'}
+        </ArtifactHead>
         <div className="artifact-actions">
           {d.may_share && <ShareButton artifactId={d.document_id} />}
           {d.type === 'document' && (

@@ -8,6 +8,7 @@ import { Field } from '../ui/field.tsx';
 import { artifactPath, TYPE_NAMES } from '../ui/links.ts';
 import { audienceOf, RoleSelect, type AudienceRole } from '../ui/share.tsx';
 import { ErrorNote, Loading } from '../ui/status.tsx';
+import { StackTable } from '../ui/stack-table.tsx';
 import { When } from '../ui/time.tsx';
 
 /** Reads pages of the listing until `want` rows matched or the listing ends (a search filters each page). */
@@ -126,40 +127,29 @@ export default function Documents() {
           {query ? `Nothing you can open matches “${query}”.` : 'You have no documents, pages or tables yet.'}
         </p>
       ) : (
-        <div className="table-wrap">
-          <table className="stack">
-            <caption className="visually-hidden">
-              {query
-                ? `Documents, pages and tables matching “${query}”`
-                : 'Documents, pages and tables you can open'}
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Title</th>
-                <th scope="col">Type</th>
-                <th scope="col">Owner</th>
-                <th scope="col">Your role</th>
-                <th scope="col">Last edited</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((d) => (
-                <tr key={d.document_id}>
-                  <td>
-                    <Link to={artifactPath(d.type, d.document_id)}>{d.title}</Link>
-                    {d.status === 'archived' && <span className="badge">archived</span>}
-                  </td>
-                  <td data-label="Type">{TYPE_NAMES[d.type]}</td>
-                  <td data-label="Owner">{d.owner_label ?? '—'}</td>
-                  <td data-label="Your role">{d.role}</td>
-                  <td data-label="Last edited">
-                    <When at={d.last_edited_at} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <StackTable
+          caption={
+            query
+              ? `Documents, pages and tables matching “${query}”`
+              : 'Documents, pages and tables you can open'
+          }
+          columns={['Title', 'Type', 'Owner', 'Your role', 'Last edited']}
+        >
+          {rows.map((d) => (
+            <tr key={d.document_id}>
+              <td>
+                <Link to={artifactPath(d.type, d.document_id)}>{d.title}</Link>
+                {d.status === 'archived' && <span className="badge">archived</span>}
+              </td>
+              <td data-label="Type">{TYPE_NAMES[d.type]}</td>
+              <td data-label="Owner">{d.owner_label ?? '—'}</td>
+              <td data-label="Your role">{d.role}</td>
+              <td data-label="Last edited">
+                <When at={d.last_edited_at} />
+              </td>
+            </tr>
+          ))}
+        </StackTable>
       )}
       {next && (
         <button

@@ -1,5 +1,5 @@
 import { useCallback, useState } from 'react';
-import { Link, useParams } from 'react-router';
+import { useParams } from 'react-router';
 import { call } from '../api.ts';
 import { useResource, useTitle } from '../hooks.ts';
 import { readPage, restorePage } from '../../../src/http/contract/pages.ts';
@@ -8,6 +8,7 @@ import { ExportMenu } from '../ui/export-menu.tsx';
 import { ShareButton } from '../ui/share.tsx';
 import { useHashFocus, useThreads } from '../ui/threads.ts';
 import { ErrorNote, LoadFailure, Loading } from '../ui/status.tsx';
+import { ArtifactHead } from '../ui/artifact-head.tsx';
 import { Versions } from '../ui/versions.tsx';
 
 /**
@@ -41,15 +42,9 @@ export default function PageView() {
   return (
     <div className="viewer">
       <div className="viewer-main">
-        <p className="crumbs">
-          <Link to="/documents">Documents</Link>
-        </p>
-        <div className="page-head">
-          <h1>{p.title}</h1>
-          <span className="muted small">
-            Page · version {p.version} · you are {p.role === 'owner' ? 'its owner' : `a ${p.role}`}
-          </span>
-        </div>
+        <ArtifactHead title={p.title}>
+          Page · version {p.version} · you are {p.role === 'owner' ? 'its owner' : `a ${p.role}`}
+        </ArtifactHead>
         <div className="artifact-actions">
           {p.may_share && <ShareButton artifactId={p.page_id} />}
           <ExportMenu artifactId={p.page_id} formats={['html']} exported={() => setExports((n) => n + 1)} />
