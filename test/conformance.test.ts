@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -21,6 +23,50 @@ interface Check {
 }
 
 /**
+ * The server scenarios that apply to a server of tools alone (no resources, prompts or the
+ * runner's own test tools): the runner cannot present a credential, so a local door in front of
+ * `/mcp` adds a personal access token and passes everything else, the Host header included, as is.
+ */
+const SERVER_SCENARIOS = [
+  'server-initialize',
+  'ping',
+  'tools-list',
+  'http-header-validation',
+  'sep-2164-resource-not-found',
+  'dns-rebinding-protection',
+];
+
+function withToken(target: string, token: string): Promise<{ url: string; close: () => Promise<void> }> {
+  const to = new URL(target);
+  const door = createServer((req, res) => {
+    const forward = request(
+      {
+        host: to.hostname,
+        port: to.port,
+        path: req.url,
+        method: req.method,
+        headers: { ...req.headers, authorization: `Bearer ${token}` },
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    forward.on('error', () => res.destroy());
+    req.pipe(forward);
+  });
+  return new Promise((resolve) =>
+    door.listen(0, '127.0.0.1', () => {
+      const { port } = door.address() as AddressInfo;
+      resolve({
+        url: `http://127.0.0.1:${port}/mcp`,
+        close: () => new Promise((done) => door.close(() => done())),
+      });
+    }),
+  );
+}
+
+/**
  * The MCP conformance runner's authorization-server scenarios against Tandem's own authorization
  * server. The authorization-code grant prints a URL for a person to open and waits at its own
  * callback; `person` plays that part (signs in, allows) and hands back the redirect.
@@ -28,9 +74,10 @@ interface Check {
 async function runScenario(
   args: string[],
   person?: (url: string) => Promise<string>,
+  suite: 'authorization' | 'server' = 'authorization',
 ): Promise<{ checks: Check[]; output: string }> {
   const out = mkdtempSync(join(tmpdir(), 'tandem-conformance-'));
-  const child = spawn(process.execPath, [CLI, 'authorization', ...args, '-o', out], {
+  const child = spawn(process.execPath, [CLI, suite, ...args, '-o', out], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -67,7 +114,7 @@ async function runScenario(
 }
 
 for (const db of DATABASES) {
-  describe(`MCP conformance: authorization server scenarios on ${db.name}`, () => {
+  describe(`MCP conformance: authorization and server scenarios on ${db.name}`, () => {
     let h: Harness;
     let server: RunningServer;
     let dataDir: string;
@@ -119,6 +166,37 @@ for (const db of DATABASES) {
         [],
         output,
       );
+    });
+
+    it('the server scenarios that apply to a server of tools pass', async () => {
+      const ada = h.actor('ada@acme.test');
+      const { token } = await h.services.tokens.create(
+        ada.personId,
+        ada.workspaceId,
+        ['documents:read', 'documents:write', 'automations:read', 'automations:write'],
+        3_600_000,
+      );
+      const door = await withToken(`${server.url}/mcp`, token);
+      try {
+        for (const scenario of SERVER_SCENARIOS) {
+          const { checks, output } = await runScenario(
+            ['--url', door.url, '--scenario', scenario],
+            undefined,
+            'server',
+          );
+          assert.deepEqual(
+            checks.filter((c) => c.status !== 'SUCCESS' && c.status !== 'INFO' && c.status !== 'WARNING'),
+            [],
+            `${scenario}: ${output}`,
+          );
+          assert.ok(
+            checks.some((c) => c.status === 'SUCCESS'),
+            `${scenario} checked something: ${output}`,
+          );
+        }
+      } finally {
+        await door.close();
+      }
     });
   });
 }

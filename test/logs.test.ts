@@ -66,6 +66,33 @@ describe('server logs', () => {
       assert.ok(typeof line.person === 'string' && line.person !== '', 'the person it acted for');
       assert.ok(typeof line.workspace === 'string' && line.workspace !== line.person, 'the workspace');
       assert.ok(!err.includes('Bearer'), 'no credential in the log');
+
+      // A client whose headers disagree with its body is refused 400: one info line, no error.
+      const refused = await fetch(`http://127.0.0.1:${port}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${made.stdout.trim()}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': 'prompts/list',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+      });
+      assert.equal(refused.status, 400);
+      const lines = () =>
+        err
+          .split('\n')
+          .filter((l) => l.startsWith('{'))
+          .map((l) => JSON.parse(l) as Record<string, unknown>);
+      for (let i = 0; i < 100 && !lines().some((l) => l.msg === 'mcp request refused'); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const refusal = lines().find((l) => l.msg === 'mcp request refused');
+      assert.ok(refusal, `a line for the refusal in: ${err.slice(-2000)}`);
+      assert.equal(refusal.level, 30, 'at info');
+      assert.match(String(refusal.refused), /^Rejected inbound request/);
+      assert.ok(!lines().some((l) => (l.level as number) >= 50), 'no error line for a client’s fault');
     } finally {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));

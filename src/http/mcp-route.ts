@@ -79,7 +79,7 @@ export function mcpHttp(services: Services, resourceUrl: URL, allowedHosts: stri
       const only = headers?.get('mcp-method') === 'tools/call' ? headers.get('mcp-name') : undefined;
       return buildMcpServer(services, actor, { iconOrigin: resourceUrl.origin, only: only ?? undefined });
     },
-    { onerror: (error) => log.error({ err: error }, 'mcp request failed'), maxRequestBodySize: MCP_MAX_BODY },
+    { onerror: logMcpError, maxRequestBodySize: MCP_MAX_BODY },
   );
 
   return {
@@ -103,6 +103,19 @@ export function mcpHttp(services: Services, resourceUrl: URL, allowedHosts: stri
     },
     close: () => handler.close(),
   };
+}
+
+/**
+ * What the MCP transport reports. A request it refused for the client's own fault (headers that
+ * disagree with the body, a wrong media type, a malformed batch) was answered 4xx and is one info
+ * line without a stack; anything else is the server's fault and logged as an error.
+ */
+const CLIENT_FAULT =
+  /^(Rejected inbound request|Rejected 2025-era request|Not Acceptable|Unsupported Media Type|Invalid Request|Bad Request|Method not allowed|Invalid event ID|Conflict|Session not found|Parse error)/;
+
+export function logMcpError(error: Error): void {
+  if (CLIENT_FAULT.test(error.message)) log.info({ refused: error.message }, 'mcp request refused');
+  else log.error({ err: error }, 'mcp request failed');
 }
 
 /**
