@@ -206,6 +206,7 @@ export function buildMcpServer(
         }),
     );
   }
-  serveTasks(server, services, actor);
+  // A server built for one tools/call answers nothing else; every other one serves tasks/*.
+  if (!options.only) serveTasks(server, services, actor);
   return server;
 }
