@@ -14,6 +14,7 @@ import { commentTools } from './tools/comments.ts';
 import { documentTools } from './tools/documents.ts';
 import { pageTools } from './tools/pages.ts';
 import { toolIcons, type IconKind } from './icons.ts';
+import { createdTask, declaresTasks, serveTasks } from './tasks.ts';
 
 /** Every implemented tool, in the order tools/list shows them (always this order), with its icon. */
 const GROUPS: [IconKind, readonly AnyTool[]][] = [
@@ -91,12 +92,17 @@ function withoutNul(value: unknown): unknown {
   return value;
 }
 
-/** Runs one tool call for one caller: scope check, domain call, wire result, activity row. */
+/**
+ * Runs one tool call for one caller: scope check, domain call, wire result, activity row. With
+ * `asTask` (the client declared the MCP Tasks extension), a call that starts long work answers
+ * with the task that follows it (`tasks.ts`), the usual answer riding along.
+ */
 export async function callTool(
   services: Services,
   actor: Actor,
   tool: AnyTool,
   args: Record<string, unknown>,
+  options: { asTask?: boolean } = {},
 ) {
   const started = performance.now();
   let outcome: 'ok' | 'error' = 'ok';
@@ -122,10 +128,13 @@ export async function callTool(
       throw new DomainError('invalid_argument', describeArgumentErrors(parsed.error, given));
     const result = await tool.run({ actor, services }, parsed.data);
     resultIds = result.structured;
-    return {
+    const answer = {
       content: [{ type: 'text' as const, text: result.text }],
       structuredContent: result.structured as Record<string, unknown>,
     };
+    const taskId = options.asTask ? tool.startsTask?.(result.structured) : undefined;
+    if (taskId) return createdTask(await services.automations.runProgress(actor, taskId), answer);
+    return answer;
   } catch (error) {
     outcome = 'error';
     if (error instanceof DomainError) {
@@ -191,8 +200,13 @@ export function buildMcpServer(
         ...(options.iconOrigin ? { icons: toolIcons(iconOf.get(tool)!, options.iconOrigin) } : {}),
         scopeChallenge: challenge,
       },
-      (args: unknown) => callTool(services, actor, tool, (args ?? {}) as Record<string, unknown>),
+      (args: unknown, ctx) =>
+        callTool(services, actor, tool, (args ?? {}) as Record<string, unknown>, {
+          asTask: declaresTasks(ctx),
+        }),
     );
   }
+  // A server built for one tools/call answers nothing else; every other one serves tasks/*.
+  if (!options.only) serveTasks(server, services, actor);
   return server;
 }

@@ -29,6 +29,11 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
   input: I;
   output: O;
   run(ctx: ToolContext, args: z.output<I>): Promise<ToolResult<z.input<O>>>;
+  /**
+   * Work the call started that goes on after it answers (edit_automation's runs): its id, which a
+   * client that declares the MCP Tasks extension follows as a task (`tasks.ts`).
+   */
+  startsTask?(result: z.input<O>): string | undefined;
 }
 
 export type AnyTool = ToolDefinition<z.ZodObject, z.ZodObject>;

@@ -6,6 +6,7 @@ import { automationsContext, type AutomationOptions } from './context.ts';
 import { automationControls } from './controls.ts';
 import { draftVersion, type DraftArgs, type DraftOptions } from './drafts.ts';
 import { publish, type PublishArgs } from './publish.ts';
+import { runProgress } from './run-progress.ts';
 import { automationQueries } from './queries.ts';
 import { sessionView } from './session-view.ts';
 
@@ -33,6 +34,9 @@ export function automationsService(deps: Deps, options: AutomationOptions = {}) 
     receiveEvent: controls.receiveEvent,
     onQueued: controls.onQueued,
     run: controls.run,
+
+    /** Where a run stands, for the person who started it (an MCP task follows it). */
+    runProgress: (actor: Actor, runId: unknown) => runProgress(ctx, actor, runId, capabilityOf),
 
     /** A person's decision on an approval step; only the step's approvers may decide it. */
     async decideApproval(actor: Actor, approvalId: unknown, input: { decision?: unknown; note?: unknown }) {

@@ -24,6 +24,8 @@ export interface AutomationsContext {
   plugins: ConnectorPlugin[];
   /** An automation's page in the web app. */
   urlOf(id: string): string;
+  /** An approval's card on its session page, where a person decides it. */
+  approvalUrlOf(sessionId: string, approvalId: string): string;
   /** The capabilities and events a person can use, as connected for them. */
   catalogueFor(actor: Pick<Actor, 'workspaceId' | 'personId'>, on?: Db): Promise<Catalogue>;
   /** Tells the engine that a transaction which queued or woke runs has committed. */
@@ -43,6 +45,7 @@ export function automationsContext(deps: Deps, options: AutomationOptions): Auto
     options,
     plugins,
     urlOf: (id) => `${publicUrl}/automations/${id}`,
+    approvalUrlOf: (sessionId, approvalId) => `${publicUrl}/sessions/${sessionId}#approval-${approvalId}`,
     catalogueFor: (actor, on = db) => loadCatalogue(on, actor.workspaceId, actor.personId, plugins),
     queued() {
       for (const listener of listeners) listener();

@@ -1,33 +1,20 @@
 import { z } from 'zod';
 import { triggerText } from '../../domains/automations/automations.ts';
 import type { Trigger } from '../../flowplan/triggers.ts';
-import { DomainError } from '../../errors.ts';
-import { defineTool, READ_ONLY, specChecked, WRITE } from '../tool.ts';
+import { defineTool, READ_ONLY, specChecked } from '../tool.ts';
+import { draftAutomation, editAutomation } from './automation-changes.ts';
+import {
+  degraded,
+  json,
+  runRecord,
+  runWithNodes,
+  scope,
+  timestamp,
+  trigger,
+  when,
+} from './automation-shapes.ts';
 
-const json = z.record(z.string(), z.unknown());
-const trigger = json.describe('A trigger object; describe_capabilities gives its shape (trigger_input).');
-const timestamp = z.string().describe('An ISO-8601 instant (UTC).');
-const degraded = z
-  .enum([
-    'connector_disconnected',
-    'personal_connector_unavailable',
-    'subflow_unavailable',
-    'model_unavailable',
-    'repeated_failures',
-  ])
-  .describe('Why the automation cannot run as published right now.');
-const scope = z.enum(['personal', 'workspace']);
-const planError = z.object({
-  rule: z.string(),
-  path: z.array(z.union([z.string(), z.number()])),
-  node_id: z.string().optional(),
-  message: z.string(),
-});
-
-function when(t: Trigger, enabled: boolean, next: string | undefined): string {
-  if (!enabled) return 'paused';
-  return next ? `enabled, next run ${next}` : `enabled, runs ${triggerText(t)}`;
-}
+/** The automation tools: reading them here; drafting, publishing and running in `automation-changes.ts`. */
 
 export const listAutomations = defineTool({
   name: 'list_automations',
@@ -85,17 +72,6 @@ export const listAutomations = defineTool({
   },
 });
 
-const runRecord = z.object({
-  run_id: z.string(),
-  status: z.string(),
-  dry_run: z.boolean(),
-  cause: z.string(),
-  error: z.string().optional(),
-  queued_at: timestamp.optional(),
-  started_at: timestamp.optional(),
-  finished_at: timestamp.optional(),
-});
-
 export const readAutomation = defineTool({
   name: 'read_automation',
   title: 'Read automation',
@@ -142,21 +118,7 @@ export const readAutomation = defineTool({
     plan_json: json.optional(),
     runs: z.array(runRecord).optional(),
     runs_truncated: z.boolean().optional(),
-    run: z
-      .object({
-        ...runRecord.shape,
-        nodes: z.array(
-          z.object({
-            node_id: z.string(),
-            status: z.string(),
-            attempt: z.number().int(),
-            error: z.string().optional(),
-          }),
-        ),
-        output: z.unknown().optional(),
-      })
-      .nullable()
-      .optional(),
+    run: runWithNodes.nullable().optional(),
   }),
   async run({ actor, services }, args) {
     const a = await services.automations.read(actor, args);
@@ -239,160 +201,6 @@ export const describeCapabilities = defineTool({
   async run({ actor, services }, args) {
     const result = await services.automations.describe(actor, args);
     return { structured: result, text: JSON.stringify(result) };
-  },
-});
-
-const draftOutput = z.object({
-  kind: z.enum(['plan', 'failed']),
-  flow_version_id: z.string().optional(),
-  flow_id: z.string().optional(),
-  version: z.number().int().optional(),
-  automation_id: z.string().optional(),
-  ask: z.string().optional(),
-  steps: z.array(z.string()).optional(),
-  writes: z.array(z.string()).optional(),
-  namespaces: z.array(z.string()).optional(),
-  connectors: z.array(z.string()).optional(),
-  personal_connectors: z.array(z.string()).optional(),
-  write_approval: z.enum(['required', 'automatic']).optional(),
-  errors: z.array(planError).optional(),
-});
-
-export const draftAutomation = defineTool({
-  name: 'draft_automation',
-  title: 'Draft automation',
-  description:
-    'Check a FlowPlan: store it as a draft to publish with edit_automation, or list every error (kind "failed"). Writes need an approval node upstream unless write_approval is "automatic".',
-  scope: 'automations:write',
-  annotations: WRITE,
-  input: z.object({
-    plan_json: specChecked(
-      { type: 'object', description: 'FlowPlan, planVersion 1.' },
-      // Any value that is not a valid plan is answered as one: kind "failed" with its errors.
-      { required: true, anyValue: true },
-    ),
-    ask: specChecked(
-      {
-        type: 'string',
-        description: 'The request, in one sentence.',
-      },
-      { required: true },
-    ),
-    write_approval: specChecked({
-      type: 'string',
-      enum: ['required', 'automatic'],
-      description: 'Default required.',
-    }),
-    automation_id: z.string().optional().describe('Draft its next version.'),
-  }),
-  output: draftOutput,
-  async run({ actor, services }, args) {
-    const draft = await services.automations.draft(actor, args);
-    const text = [
-      `Stored draft version ${draft.version} (flow_version_id: ${draft.flow_version_id}, flow_id: ${draft.flow_id}).`,
-      'Steps:',
-      ...draft.steps.map((s) => `  ${s}`),
-      `Writes: ${draft.writes.length ? `${draft.writes.join(', ')} (approval ${draft.write_approval})` : 'none'}.`,
-      `Publish it with edit_automation action "publish", this flow_version_id and a trigger${draft.automation_id ? ` and automation_id ${draft.automation_id}` : ' and a name'}.`,
-    ].join('\n');
-    return { structured: draft, text };
-  },
-});
-
-export const editAutomation = defineTool({
-  name: 'edit_automation',
-  title: 'Publish, run or pause automation',
-  description:
-    'publish a draft with a trigger (new automation needs name), set_enabled to pause or resume, or run now (dry_run simulates writes). Needs its creator, or an admin if workspace-wide.',
-  scope: 'automations:write',
-  annotations: WRITE,
-  input: z.object({
-    action: specChecked({ type: 'string', enum: ['publish', 'run', 'set_enabled'] }, { required: true }),
-    automation_id: specChecked({
-      type: 'string',
-      description: 'Required except to publish a new one.',
-    }),
-    flow_version_id: specChecked({
-      type: 'string',
-      description: 'publish: the draft (or live version: trigger only).',
-    }),
-    trigger: specChecked({
-      type: 'object',
-      description: 'publish: see trigger_input.',
-    }),
-    name: specChecked({ type: 'string' }),
-    description: specChecked({ type: 'string' }),
-    tags: specChecked(
-      { type: 'array', items: { type: 'string' } },
-      { expects: 'a list of non-empty strings of at most 50 characters' },
-    ),
-    scope: specChecked({
-      type: 'string',
-      enum: ['personal', 'workspace'],
-      description: 'Default personal; workspace is admins only.',
-    }),
-    notify: specChecked({
-      type: 'string',
-      enum: ['off', 'problems', 'everyRun'],
-      description: 'Default problems.',
-    }),
-    cooldown_s: specChecked(
-      {
-        type: 'integer',
-        minimum: 0,
-        description: 'Seconds between event runs.',
-      },
-      { expects: 'a whole number of seconds from 0 to 2592000' },
-    ),
-    enabled: specChecked({
-      type: 'boolean',
-      description: 'Required for set_enabled.',
-    }),
-    dry_run: specChecked({ type: 'boolean' }),
-  }),
-  output: z.object({
-    action: z.enum(['publish', 'run', 'set_enabled']).optional(),
-    automation_id: z.string().optional(),
-    name: z.string().optional(),
-    version: z.number().int().optional(),
-    enabled: z.boolean().optional(),
-    session_id: z.string().optional(),
-    url: z.string().optional(),
-    next_fire_at: timestamp.optional(),
-    dry_run: z.boolean().optional(),
-    run_id: z.string().optional(),
-    kind: z.literal('failed').optional(),
-    errors: z.array(planError).optional(),
-  }),
-  async run({ actor, services }, args) {
-    switch (args.action) {
-      case 'publish': {
-        const r = await services.automations.publish(actor, args);
-        const state = r.enabled
-          ? `enabled${r.next_fire_at ? `; next run ${r.next_fire_at}` : ''}`
-          : 'paused; enable it with set_enabled when ready';
-        return {
-          structured: r,
-          text: `Published ${r.name} (automation_id: ${r.automation_id}) at version ${r.version}; it is ${state}. Its session is ${r.session_id}: ${r.url}`,
-        };
-      }
-      case 'set_enabled': {
-        const r = await services.automations.setEnabled(actor, args);
-        const state = r.enabled
-          ? `enabled${r.next_fire_at ? `; next run ${r.next_fire_at}` : ''}`
-          : 'paused: its triggers start nothing until it is enabled again';
-        return { structured: r, text: `${r.name} is now ${state}.` };
-      }
-      case 'run': {
-        const r = await services.automations.run(actor, args);
-        return {
-          structured: r,
-          text: `${r.dry_run ? 'Dry run' : 'Run'} ${r.run_id} of ${r.automation_id} is queued${r.dry_run ? '; every write is simulated' : ''}. Read it with read_automation and run_id ${r.run_id}.`,
-        };
-      }
-      default:
-        throw new DomainError('invalid_argument', 'action must be publish, run or set_enabled');
-    }
   },
 });
 
