@@ -56,7 +56,11 @@ export function automationQueries(ctx: AutomationsContext) {
       if (summary.subflows.some((id) => !targets.has(id) || targets.get(id)?.onlyRunBy))
         return 'subflow_unavailable';
     }
-    if (summary.uses_model && !ctx.options.modelConfigured && !(await hasWorkspaceModel(db, row.workspace_id)))
+    if (
+      summary.uses_model &&
+      !ctx.options.modelConfigured &&
+      !(await hasWorkspaceModel(db, row.workspace_id))
+    )
       return 'model_unavailable';
     if (row.consecutive_failures >= REPEATED_FAILURES) return 'repeated_failures';
     return undefined;

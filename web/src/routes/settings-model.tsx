@@ -1,12 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { call } from '../api.ts';
 import { useAction, useResource } from '../hooks.ts';
-import {
-  disconnectModel,
-  modelSettings,
-  saveModel,
-  testModel,
-} from '../../../src/http/contract/settings.ts';
+import { disconnectModel, modelSettings, saveModel, testModel } from '../../../src/http/contract/settings.ts';
 import { Confirm } from '../ui/confirm.tsx';
 import { ErrorNote } from '../ui/status.tsx';
 
@@ -118,7 +113,12 @@ export function Model() {
                 </button>
               )}
               {own && (
-                <button type="button" className="danger" disabled={action.busy} onClick={() => setAsking(true)}>
+                <button
+                  type="button"
+                  className="danger"
+                  disabled={action.busy}
+                  onClick={() => setAsking(true)}
+                >
                   Disconnect
                 </button>
               )}
