@@ -43,6 +43,8 @@ export async function hasWorkspaceModel(db: Db, workspaceId: string): Promise<bo
 }
 
 function checkUrl(value: unknown): URL {
+  if (value !== undefined && value !== null && typeof value !== 'string')
+    throw invalid('url must be a string');
   if (typeof value !== 'string' || value.trim() === '')
     throw invalid('url is required: the endpoint’s base URL, such as https://api.openai.com/v1');
   let url: URL;
@@ -151,11 +153,6 @@ export function modelSettingsService(deps: Deps, server?: ModelConfig) {
     /** The model a workspace answers through: its own, else `fallback` (the server's by default). */
     async configFor(workspaceId: string, fallback: ModelConfig | undefined = server) {
       return (await own(workspaceId)) ?? fallback;
-    },
-
-    /** Whether a model is there for the workspace (its own or the server's). */
-    async configured(workspaceId: string): Promise<boolean> {
-      return server !== undefined || (await hasWorkspaceModel(db, workspaceId));
     },
 
     view,
