@@ -72,7 +72,11 @@ for (const db of DATABASES) {
 
     it('seals the key, shows it only as set, keeps it when left out and clears it with null', async () => {
       const models = h.services.models;
-      const saved = await models.save(ada(), { url: `${model.url}/`, model: 'test-model', key: KEY }, { allow });
+      const saved = await models.save(
+        ada(),
+        { url: `${model.url}/`, model: 'test-model', key: KEY },
+        { allow },
+      );
       assert.deepEqual(
         { ...saved, how: undefined },
         {
@@ -93,7 +97,11 @@ for (const db of DATABASES) {
       const renamed = await models.save(ada(), { url: model.url, model: 'other-model' }, { allow });
       assert.equal(renamed.key, 'set');
       assert.equal((await models.configFor(workspaceId))?.key, KEY);
-      const cleared = await models.save(ada(), { url: model.url, model: 'other-model', key: null }, { allow });
+      const cleared = await models.save(
+        ada(),
+        { url: model.url, model: 'other-model', key: null },
+        { allow },
+      );
       assert.equal(cleared.key, 'not set');
       assert.equal((await models.configFor(workspaceId))?.key, undefined);
       await models.disconnect(ada());

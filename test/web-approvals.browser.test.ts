@@ -166,7 +166,7 @@ for (const db of DATABASES) {
         const report = items.nth(2);
         assert.match(
           await report.innerText(),
-          /text is known only after the approval: it comes from step count, which needs a step that runs after the approval/,
+          /text is known only after the approval: it comes from step count, which needs the output of “Append the digest”, which runs after the approval/,
         );
         await shoot(page, 'approvals', `card-${db.name}`);
         const phone = await app.signedIn('ada@acme.test', { width: 390, height: 844 });

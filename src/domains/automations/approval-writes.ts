@@ -55,6 +55,12 @@ function firstSentence(text: string): string {
   return (end > 0 ? text.slice(0, end) : text).trim();
 }
 
+/** A step as the card names it: its title, or its id. */
+function nameOf(nodes: PlanNode[], id: string): string {
+  const node = nodes.find((n) => n.id === id);
+  return node?.title ? `“${node.title}”` : `step ${id}`;
+}
+
 /** Why a field of a step waiting on an approval is not known yet. */
 function pendingFields(
   input: Record<string, Binding> | undefined,
@@ -66,15 +72,20 @@ function pendingFields(
   for (const [field, b] of Object.entries(input ?? {})) {
     if (b.kind !== 'ref' || scope.has(b.node)) continue;
     const source = nodes.find((n) => n.id === b.node);
-    const name = source?.title ? `“${source.title}”` : `step ${b.node}`;
+    const name = nameOf(nodes, b.node);
     const failed = later.failed.get(b.node);
+    // A transform waits on a step of its own that has not run: say which.
+    const waitsOn =
+      source?.kind === 'transform'
+        ? Object.values(source.input ?? {}).find((i) => i.kind === 'ref' && !scope.has(i.node))
+        : undefined;
     pending.push({
       field,
       reason:
         failed !== undefined
           ? `it comes from ${name}, which cannot be worked out yet (${failed})`
-          : source?.kind === 'transform' && later.ids.has(b.node)
-            ? `it comes from ${name}, which needs a step that runs after the approval`
+          : waitsOn?.kind === 'ref' && later.ids.has(b.node)
+            ? `it comes from ${name}, which needs the output of ${nameOf(nodes, waitsOn.node)}, which runs after the approval`
             : later.ids.has(b.node)
               ? `it comes from ${name}, which runs after the approval`
               : `it comes from ${name}, which has not finished yet`,
