@@ -103,11 +103,25 @@ for (const db of DATABASES) {
       await page.close();
     });
 
-    it('a member sees no model section and the API refuses to show or change it', async () => {
+    it('a member sees their own sections, makes a token, sees no model section, and the API refuses them the model', async () => {
       const bob = await app.signedIn('bob@acme.test');
       const page = await open(bob, app.url('/settings'));
-      await page.getByRole('region', { name: 'Access tokens' }).waitFor();
-      assert.equal(await page.getByRole('region', { name: 'Assistant model' }).count(), 0);
+      // What the contract gives a member: their password, apps and tokens, nothing of the admins'.
+      for (const name of ['Password', 'Connected apps', 'Access tokens'])
+        await page.getByRole('region', { name }).waitFor();
+      for (const name of ['People', 'Agents', 'Connectors', 'Assistant model'])
+        assert.equal(await page.getByRole('region', { name }).count(), 0, `${name} is for admins`);
+      const tokens = page.getByRole('region', { name: 'Access tokens' });
+      await tokens.getByRole('button', { name: 'New token' }).click();
+      const made = page.getByRole('form', { name: 'New token' });
+      await made.getByLabel('Name').fill('Bob’s scripts');
+      await made.getByRole('button', { name: 'Create token' }).click();
+      await tokens.getByLabel('Your new token').waitFor();
+      await tokens
+        .getByRole('listitem')
+        .filter({ hasText: 'Bob’s scripts' })
+        .getByText('never used')
+        .waitFor();
       const statuses = await page.evaluate(async (url) => {
         const put = await fetch('/api/settings/model', {
           method: 'PUT',
