@@ -40,13 +40,11 @@ export async function openConfiguredServices(config: Config): Promise<Services> 
       publicUrl: config.publicUrl,
       modelConfigured: Boolean(config.modelUrl && config.model),
     },
-    builder: {
-      model:
-        config.modelUrl && config.model
-          ? { url: config.modelUrl, key: config.modelKey, model: config.model }
-          : undefined,
-      timeoutMs: config.agentTimeoutMs,
-    },
+    model:
+      config.modelUrl && config.model
+        ? { url: config.modelUrl, key: config.modelKey, model: config.model }
+        : undefined,
+    builder: { timeoutMs: config.agentTimeoutMs },
   });
   try {
     await services.documents.store.extend(liveDocumentHooks);

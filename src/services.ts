@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { activityService, notificationsService } from './domains/activity/activity.ts';
 import { agentsService } from './domains/agents/status.ts';
 import { describeItService } from './domains/agents/describe-it.ts';
+import { modelSettingsService } from './domains/agents/model-settings.ts';
 import type { ModelConfig } from './model/model.ts';
 import { accountsService } from './domains/auth/accounts.ts';
 import { credentialsService } from './domains/auth/credentials.ts';
@@ -41,7 +42,12 @@ export interface ServiceOptions {
   automations?: AutomationOptions;
   /** The key connector secrets are sealed with (TANDEM_SECRET_KEY or TANDEM_DATA/secrets.key). */
   secretKey?: Buffer;
-  /** The model @Builder drafts with from a sentence in the app (`Describe it`), when one is configured. */
+  /**
+   * The server's model (TANDEM_MODEL_*), used where a workspace has not connected its own in
+   * Settings; `builder.model` is the same, as older callers give it.
+   */
+  model?: ModelConfig | undefined;
+  /** How long @Builder's `Describe it` may take per model call (and the model, as `model`). */
   builder?: { model?: ModelConfig | undefined; timeoutMs?: number };
 }
 
@@ -80,6 +86,7 @@ export function createServices(storage: Storage, options: ServiceOptions = {}) {
   const activity = activityService(deps);
   const closers = new Set<() => Promise<void>>();
   const connectors = connectorsService(deps);
+  const models = modelSettingsService(deps, options.model ?? options.builder?.model);
   return {
     deps,
     storage,
@@ -97,7 +104,12 @@ export function createServices(storage: Storage, options: ServiceOptions = {}) {
     /** Drafting from a template, publishing and dry-running drafts from the app. */
     draftActions: draftActions(automations, drafts),
     /** `Describe it`: @Builder drafts from a person's sentence in the app. */
-    describeIt: describeItService({ automations, activity, db: deps.db }, options.builder),
+    describeIt: describeItService(
+      { automations, activity, db: deps.db, modelFor: (workspaceId) => models.configFor(workspaceId) },
+      options.builder,
+    ),
+    /** The model the assistant, @Builder and agent steps answer through: the workspace's own, else the server's. */
+    models,
     /** Retries and replays of finished runs (the engine hears of the runs they queue). */
     reruns: rerunsService(deps, { queued: heard }),
     agents: agentsService(deps),

@@ -31,8 +31,10 @@ for (const db of DATABASES) {
 
       /**
        * A run of a new automation of Ada's waiting on its approval: `compose` fills a template, the
-       * approval guards appending that text to a document, then `later` fills another template that
-       * a message in the session carries. Returns the ids, the approval and the appended text.
+       * approval guards appending that text to a document, then `later` (a pure step after the
+       * approval) fills another template from it that a message in the session carries, and `count`
+       * one from the append's own output that another message carries. Returns the ids, the
+       * approval and the appended text.
        */
       async function waitingRun(options: { document?: string; approvers?: string[] } = {}) {
         const actor = app.h.actor('ada@acme.test');
@@ -59,14 +61,28 @@ for (const db of DATABASES) {
                 { document_id: lit(options.document ?? roadmap()), content_markdown: ref('compose', 'text') },
                 { title: 'Append the digest' },
               ),
-              transform('later', 'template', { n: lit(n) }, { template: 'Appended digest {{n}}.' }),
+              transform(
+                'later',
+                'template',
+                { line: ref('compose', 'text') },
+                { template: 'Appended “{{line}}”.' },
+              ),
               capability('tell', 'conversations.post_message', { text: ref('later', 'text') }),
+              transform(
+                'count',
+                'template',
+                { chars: ref('append', 'written_chars') },
+                { template: 'It added {{chars}} characters.' },
+              ),
+              capability('report', 'conversations.post_message', { text: ref('count', 'text') }),
             ],
             [
               { from: 'compose', to: 'ok' },
               { from: 'ok', to: 'append' },
               { from: 'append', to: 'later' },
               { from: 'later', to: 'tell' },
+              { from: 'append', to: 'count' },
+              { from: 'count', to: 'report' },
             ],
           ),
           ask: 'Append the digest once I approve it.',
@@ -135,17 +151,22 @@ for (const db of DATABASES) {
         );
         const writes = here.getByRole('list', { name: 'Writes after approval' });
         const items = writes.locator(':scope > li');
-        assert.equal(await items.count(), 2);
+        assert.equal(await items.count(), 3);
         const append = items.nth(0);
         assert.match(await append.innerText(), /Append to “Roadmap”/);
         assert.match(await append.innerText(), /Text to be added/);
         // The template's output, resolved from the step before the approval.
         assert.equal((await append.locator('pre').innerText()).trim(), w.text);
+        // A pure step after the approval, worked out now with the engine's code: its text shows.
         const tell = items.nth(1);
         assert.match(await tell.innerText(), /Post a message in this automation’s session/);
+        assert.equal((await tell.locator('pre').innerText()).trim(), `Appended “${w.text}”.`);
+        assert.doesNotMatch(await tell.innerText(), /known only after the approval/);
+        // One that needs the write's own output is named, with why.
+        const report = items.nth(2);
         assert.match(
-          await tell.innerText(),
-          /text is known only after the approval: it comes from step later, which runs after the approval/,
+          await report.innerText(),
+          /text is known only after the approval: it comes from step count, which needs the output of “Append the digest”, which runs after the approval/,
         );
         await shoot(page, 'approvals', `card-${db.name}`);
         const phone = await app.signedIn('ada@acme.test', { width: 390, height: 844 });

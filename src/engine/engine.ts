@@ -11,7 +11,7 @@ import type { Impl } from '../capabilities/capability.ts';
 import type { Resolver } from '../net/http-fetch.ts';
 import { pgDispatcher, type Dispatcher } from './dispatch-pg.ts';
 import { DEFAULT_LIMITS, pacer, type RunLimits } from './limits.ts';
-import type { ModelConfig } from '../model/model.ts';
+import { ModelError, type ModelConfig } from '../model/model.ts';
 import { deliverPending } from './outbox.ts';
 import { nodeStore } from './run-state.ts';
 import { fireSchedules, nextScheduleAt } from './schedules.ts';
@@ -95,7 +95,10 @@ export function createEngine(services: Services, options: EngineOptions = {}) {
     store,
     limits,
     httpAllow: options.httpAllow ?? [],
-    model: options.model,
+    modelFor: (workspaceId) =>
+      services.models.configFor(workspaceId, options.model).catch((error: unknown) => {
+        throw error instanceof ModelError ? new StepError(`model_unavailable: ${error.message}`) : error;
+      }),
     connectorCalls: options.connectorCalls,
     resolve: options.resolve,
     capabilityOf: (key) => capabilities.get(key),

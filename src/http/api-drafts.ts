@@ -17,9 +17,9 @@ export const draftRoutes = [
     ...contract.listTemplates,
     description: 'the automation templates, with the fields each asks for',
     scopes: READ,
-    handler: async ({ services }) => ({
+    handler: async ({ services, actor }) => ({
       templates: templates().map(templateSummary),
-      model_configured: services.describeIt.modelConfigured(),
+      model_configured: await services.describeIt.modelConfigured(actor),
     }),
   }),
   defineRoute({

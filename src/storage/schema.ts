@@ -92,6 +92,16 @@ export interface ArtifactScopeRoleTable {
   role: string;
 }
 
+/** A workspace's own model settings (Settings → Assistant model); the key sealed. */
+export interface WorkspaceModelTable {
+  workspace_id: string;
+  url: string;
+  model: string;
+  sealed_key: string | null;
+  updated_by: string | null;
+  updated_at: number;
+}
+
 export interface CheckpointTable {
   id: string;
   artifact_id: string;
@@ -503,6 +513,7 @@ export interface Database {
   artifacts: ArtifactTable;
   artifact_roles: ArtifactRoleTable;
   artifact_scope_roles: ArtifactScopeRoleTable;
+  workspace_models: WorkspaceModelTable;
   checkpoints: CheckpointTable;
   threads: ThreadTable;
   comments: CommentTable;

@@ -10,7 +10,7 @@ import { draftWithRepairs, guideText, instructions, REPAIRS } from './builder.ts
 export const DESCRIBE_MAX_CHARS = 2000;
 
 export const NO_MODEL =
-  'No model is configured, so @Builder cannot draft from a sentence; an admin sets TANDEM_MODEL_URL and TANDEM_MODEL. Start from a template instead.';
+  'No model is configured, so @Builder cannot draft from a sentence; an admin can connect one in Settings. Start from a template instead.';
 
 /**
  * `Describe it` in the app: @Builder drafts an automation from a person's sentence, as it does
@@ -22,12 +22,14 @@ export function describeItService(
     automations: AutomationsService;
     activity: ReturnType<typeof activityService>;
     db: Parameters<typeof personName>[0];
+    /** The model the workspace answers through (its own from Settings, else the server's). */
+    modelFor: (workspaceId: string) => Promise<ModelConfig | undefined>;
   },
-  options: { model?: ModelConfig | undefined; timeoutMs?: number } = {},
+  options: { timeoutMs?: number } = {},
 ) {
   const timeoutMs = options.timeoutMs ?? 60_000;
   return {
-    modelConfigured: () => options.model !== undefined,
+    modelConfigured: async (actor: Actor) => (await deps.modelFor(actor.workspaceId)) !== undefined,
 
     async draft(actor: Actor, sentence: unknown): Promise<{ flow_version_id: string }> {
       if (typeof sentence !== 'string' || sentence.trim() === '') {
@@ -36,7 +38,7 @@ export function describeItService(
       if (sentence.length > DESCRIBE_MAX_CHARS) {
         throw invalid(`The description must be at most ${DESCRIBE_MAX_CHARS} characters`);
       }
-      const model = options.model;
+      const model = await deps.modelFor(actor.workspaceId);
       if (!model) throw new DomainError('invalid_argument', NO_MODEL);
       const builder: Actor = { ...actor, by: 'agent' };
       const record = (tool: string, started: number, outcome: 'ok' | 'error', targets: string[] = []) =>

@@ -14,7 +14,7 @@ export const replies = {
     // to Settings, where admins see it.
     log.warn(
       { agent },
-      'an agent was mentioned but no model is configured: set TANDEM_MODEL_URL, TANDEM_MODEL and, when the endpoint needs one, TANDEM_MODEL_KEY',
+      'an agent was mentioned but no model is configured: an admin connects one in Settings (Assistant model), or set TANDEM_MODEL_URL, TANDEM_MODEL and, when the endpoint needs one, TANDEM_MODEL_KEY',
     );
     return {
       status: 'failed',

@@ -65,10 +65,12 @@ export function createAgentWorker(services: Services, options: AgentWorkerOption
   async function outcomeFor(request: AgentRequest): Promise<Outcome> {
     const died = request.claims - 1;
     if (died >= crashes) return replies.crashed(request.agent, died);
-    if (!options.model) return replies.noModel(request.agent);
     const { artifact_id, workspace_id } = request;
     if (artifact_id === null || workspace_id === null)
       throw new Error(`agent request ${request.id} has no artifact`);
+    // The workspace's own model (Settings) at this moment, else the server's.
+    const model = await services.models.configFor(workspace_id, options.model);
+    if (!model) return replies.noModel(request.agent);
     // The agent carries what it needs of what the mention's credential carried, never more.
     const carried = mentionScopes(request.scopes);
     const needs = NEEDS[request.agent] ?? ['documents:read'];
@@ -84,7 +86,7 @@ export function createAgentWorker(services: Services, options: AgentWorkerOption
         // The agent mentioned acts for the person who asked (the Builder's drafts are an agent's).
         by: 'agent',
       },
-      model: options.model,
+      model,
       timeoutMs,
       signal: abort.signal,
       workerId,

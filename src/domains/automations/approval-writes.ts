@@ -1,19 +1,21 @@
-import type { Capability } from '../../capabilities/capability.ts';
 import type { Binding } from '../../flowplan/bindings.ts';
-import type { Edge, FlowPlan, PlanNode } from '../../flowplan/plan.ts';
-import { resolveInputs, Scope } from '../../flowplan/resolve.ts';
+import type { FlowPlan, PlanNode } from '../../flowplan/plan.ts';
+import { resolveInputs, type Scope } from '../../flowplan/resolve.ts';
 import { maskDeep } from '../../observability/secrets.ts';
-import type { Db } from '../../storage/schema.ts';
-import { effectiveRole, isParticipant } from '../policies/artifacts.ts';
-import type { Actor } from '../workspace/actor.ts';
 import { maskSecretKeys } from './mask.ts';
+import { ACTIONS, TEXTS, targetOf, type WritesContext } from './approval-targets.ts';
+import { computePureSteps, graphOf, stepsAfter } from './approval-scope.ts';
+
+export type { WritesContext } from './approval-targets.ts';
 
 /**
  * What approving lets happen: every write step that waits on an approval, with its capability in
  * words, its target and its input as it would be sent now. The input goes through the resolver the
  * engine's steps use (`src/flowplan/resolve.ts`) over the run's finished steps, so what the card
- * shows is what the step will be given; a field that comes from a step that has not run yet is
- * named with the reason instead. Targets are named only when the reader can open them.
+ * shows is what the step will be given. Pure steps between the approval and the write (transforms)
+ * are worked out now with the engine's own code, so a template's text shows too; a field that
+ * comes from a step that has not run yet (or cannot be worked out before it) is named with the
+ * reason instead. Targets are named only when the reader can open them.
  */
 
 export interface PendingField {
@@ -40,34 +42,6 @@ export interface WriteAfterApproval {
   for_each?: string;
 }
 
-const ACTIONS: Record<string, string> = {
-  'documents.append_to_document': 'Append to',
-  'documents.create_document': 'Create the document',
-  'pages.write_page': 'Replace the HTML of',
-  'comments.add_comment': 'Comment on',
-  'conversations.post_message': 'Post a message in',
-  'github.create_issue': 'Open a GitHub issue in',
-  'github.comment_on_issue': 'Comment on a GitHub issue in',
-  'slack.post_message': 'Post to Slack in',
-  'slack.post_to_thread': 'Reply in a Slack thread in',
-  'email.send': 'Send an e-mail to',
-  'http.post': 'Send a POST request to',
-};
-
-/** The field holding the text a write sends, and how the card labels it. */
-const TEXTS: Record<string, [string, string]> = {
-  'documents.append_to_document': ['content_markdown', 'Text to be added'],
-  'documents.create_document': ['content_markdown', 'Text of the new document'],
-  'pages.write_page': ['html', 'The page’s new HTML'],
-  'comments.add_comment': ['body', 'Comment'],
-  'conversations.post_message': ['text', 'Message'],
-  'github.create_issue': ['body', 'Issue text'],
-  'github.comment_on_issue': ['body', 'Comment'],
-  'slack.post_message': ['text', 'Message'],
-  'slack.post_to_thread': ['text', 'Message'],
-  'email.send': ['body', 'E-mail text'],
-};
-
 /** Input fields the target says in words. */
 const NAMED_BY_TARGET = new Set(['document_id', 'page_id', 'conversation_id', 'thread_id']);
 
@@ -81,133 +55,10 @@ function firstSentence(text: string): string {
   return (end > 0 ? text.slice(0, end) : text).trim();
 }
 
-const DONE = new Set(['succeeded', 'simulated', 'skipped']);
-
-interface NodeState {
-  status: string;
-  output_json: string | null;
-}
-
-/** The outputs of a graph's finished steps, as the walker puts them in scope. */
-function fill(scope: Scope, nodes: PlanNode[], rows: Map<string, NodeState>, prefix: string): void {
-  for (const n of nodes) {
-    const row = rows.get(prefix + n.id);
-    if (!row || !DONE.has(row.status)) continue;
-    if (row.status === 'skipped' && !row.output_json) continue;
-    scope.outputs.set(n.id, row.output_json === null ? undefined : (JSON.parse(row.output_json) as unknown));
-  }
-}
-
-/** The graph an approval's step sits in (the plan, or one item of a map) and the scope it sees. */
-function graphOf(
-  plan: FlowPlan,
-  rows: Map<string, NodeState>,
-  trigger: unknown,
-  key: string,
-): { nodes: PlanNode[]; edges: Edge[]; scope: Scope; id: string } | undefined {
-  const parts = key.split('.');
-  const id = parts.pop() as string;
-  let nodes = plan.nodes;
-  let edges = plan.edges ?? [];
-  let prefix = '';
-  let scope = new Scope(trigger);
-  fill(scope, nodes, rows, prefix);
-  for (const part of parts) {
-    const match = /^(.+)\[(\d+)\]$/.exec(part);
-    if (!match) return undefined;
-    const map = nodes.find((n) => n.id === match[1]);
-    if (map?.kind !== 'map') return undefined;
-    const index = Number(match[2]);
-    const row = rows.get(prefix + map.id);
-    const items = row?.output_json ? (JSON.parse(row.output_json) as { items?: unknown[] }).items : undefined;
-    prefix = `${prefix}${part}.`;
-    scope = new Scope({ item: items?.[index], index }, scope);
-    nodes = map.body.nodes;
-    edges = map.body.edges ?? [];
-    fill(scope, nodes, rows, prefix);
-  }
-  return { nodes, edges, scope, id };
-}
-
-/** The steps after `from` in its graph, in plan order. */
-function after(nodes: PlanNode[], edges: Edge[], from: string): PlanNode[] {
-  const seen = new Set<string>();
-  const queue = [from];
-  while (queue.length > 0) {
-    const at = queue.shift() as string;
-    for (const e of edges) {
-      if (e.from === at && !seen.has(e.to)) {
-        seen.add(e.to);
-        queue.push(e.to);
-      }
-    }
-  }
-  return nodes.filter((n) => seen.has(n.id));
-}
-
-export interface WritesContext {
-  db: Db;
-  /** The person reading the card: targets they cannot open are not named. */
-  actor: Actor;
-  capabilityOf(key: string): Capability | undefined;
-  automationName(id: string): Promise<string | undefined>;
-}
-
-/** A target's name for the reader: a title they can open, or words that name nothing. */
-async function artifactName(ctx: WritesContext, id: unknown, kind: string): Promise<string> {
-  if (typeof id !== 'string') return `a ${kind}`;
-  const artifact = await ctx.db
-    .selectFrom('artifacts')
-    .selectAll()
-    .where('id', '=', id)
-    .where('workspace_id', '=', ctx.actor.workspaceId)
-    .executeTakeFirst();
-  const role = artifact ? await effectiveRole(ctx.db, ctx.actor.personId, artifact) : null;
-  return artifact && role ? `“${artifact.title}”` : `a ${kind} you can’t open`;
-}
-
-async function targetOf(
-  ctx: WritesContext,
-  key: string,
-  input: Record<string, unknown>,
-): Promise<string | undefined> {
-  switch (key) {
-    case 'documents.append_to_document':
-    case 'comments.add_comment':
-      return input.document_id === undefined ? undefined : artifactName(ctx, input.document_id, 'document');
-    case 'pages.write_page':
-      return input.page_id === undefined ? undefined : artifactName(ctx, input.page_id, 'page');
-    case 'documents.create_document':
-      return typeof input.title === 'string' ? `“${input.title}”` : undefined;
-    case 'conversations.post_message': {
-      if (input.conversation_id === undefined) return 'this automation’s session';
-      const id = String(input.conversation_id);
-      const room = await ctx.db
-        .selectFrom('conversations')
-        .select('title')
-        .where('id', '=', id)
-        .where('workspace_id', '=', ctx.actor.workspaceId)
-        .executeTakeFirst();
-      return room && (await isParticipant(ctx.db, id, ctx.actor.personId))
-        ? `“${room.title}”`
-        : 'a conversation you can’t open';
-    }
-    case 'github.create_issue':
-      return typeof input.repo === 'string' ? input.repo : undefined;
-    case 'github.comment_on_issue':
-      return typeof input.repo === 'string'
-        ? `${input.repo}${input.number !== undefined ? ` #${String(input.number)}` : ''}`
-        : undefined;
-    case 'slack.post_message':
-    case 'slack.post_to_thread':
-      return typeof input.channel === 'string' ? input.channel : undefined;
-    case 'email.send':
-      return Array.isArray(input.to) ? input.to.map(String).join(', ') : undefined;
-    case 'http.post':
-      return typeof input.url === 'string' ? input.url : undefined;
-    default:
-      return undefined;
-  }
+/** A step as the card names it: its title, or its id. */
+function nameOf(nodes: PlanNode[], id: string): string {
+  const node = nodes.find((n) => n.id === id);
+  return node?.title ? `“${node.title}”` : `step ${id}`;
 }
 
 /** Why a field of a step waiting on an approval is not known yet. */
@@ -215,21 +66,38 @@ function pendingFields(
   input: Record<string, Binding> | undefined,
   scope: Scope,
   nodes: PlanNode[],
-  later: Set<string>,
+  later: Later,
 ): PendingField[] {
   const pending: PendingField[] = [];
   for (const [field, b] of Object.entries(input ?? {})) {
     if (b.kind !== 'ref' || scope.has(b.node)) continue;
     const source = nodes.find((n) => n.id === b.node);
-    const name = source?.title ? `“${source.title}”` : `step ${b.node}`;
+    const name = nameOf(nodes, b.node);
+    const failed = later.failed.get(b.node);
+    // A transform waits on a step of its own that has not run: say which.
+    const waitsOn =
+      source?.kind === 'transform'
+        ? Object.values(source.input ?? {}).find((i) => i.kind === 'ref' && !scope.has(i.node))
+        : undefined;
     pending.push({
       field,
-      reason: later.has(b.node)
-        ? `it comes from ${name}, which runs after the approval`
-        : `it comes from ${name}, which has not finished yet`,
+      reason:
+        failed !== undefined
+          ? `it comes from ${name}, which cannot be worked out yet (${failed})`
+          : waitsOn?.kind === 'ref' && later.ids.has(b.node)
+            ? `it comes from ${name}, which needs the output of ${nameOf(nodes, waitsOn.node)}, which runs after the approval`
+            : later.ids.has(b.node)
+              ? `it comes from ${name}, which runs after the approval`
+              : `it comes from ${name}, which has not finished yet`,
     });
   }
   return pending;
+}
+
+/** The steps after the approval, and the pure ones among them that could not be worked out now. */
+interface Later {
+  ids: Set<string>;
+  failed: Map<string, string>;
 }
 
 function writesInside(node: PlanNode, ctx: WritesContext): Extract<PlanNode, { kind: 'capability' }>[] {
@@ -243,7 +111,7 @@ async function describeWrite(
   node: Extract<PlanNode, { kind: 'capability' }>,
   scope: Scope,
   nodes: PlanNode[],
-  later: Set<string>,
+  later: Later,
   forEach?: string,
 ): Promise<WriteAfterApproval> {
   const cap = ctx.capabilityOf(node.capability);
@@ -297,8 +165,10 @@ export async function writesAfterApproval(
   const rows = new Map(rowList.map((r) => [r.node_key, r]));
   const graph = graphOf(plan, rows, JSON.parse(run.trigger_json) as unknown, key);
   if (!graph) return [];
-  const later = after(graph.nodes, graph.edges, graph.id);
-  const laterIds = new Set(later.map((n) => n.id));
+  const later = stepsAfter(graph.nodes, graph.edges, graph.id);
+  // Transforms between the approval and a write are worked out now, as the engine will.
+  const failed = computePureSteps(later, graph.scope);
+  const laterIds = { ids: new Set(later.map((n) => n.id)), failed };
   const writes: WriteAfterApproval[] = [];
   for (const node of later) {
     if (node.kind === 'subflow') {

@@ -3,6 +3,7 @@ import { invalid } from '../../errors.ts';
 import type { AutomationTable } from '../../storage/schema.ts';
 import { automationFor, isAdmin } from '../policies/automations.ts';
 import type { Actor } from '../workspace/actor.ts';
+import { hasWorkspaceModel } from '../agents/model-settings.ts';
 import { personName } from '../workspace/artifacts.ts';
 import { optionalBoolean } from './args.ts';
 import type { StoredSummary } from './checks.ts';
@@ -55,7 +56,12 @@ export function automationQueries(ctx: AutomationsContext) {
       if (summary.subflows.some((id) => !targets.has(id) || targets.get(id)?.onlyRunBy))
         return 'subflow_unavailable';
     }
-    if (summary.uses_model && !ctx.options.modelConfigured) return 'model_unavailable';
+    if (
+      summary.uses_model &&
+      !ctx.options.modelConfigured &&
+      !(await hasWorkspaceModel(db, row.workspace_id))
+    )
+      return 'model_unavailable';
     if (row.consecutive_failures >= REPEATED_FAILURES) return 'repeated_failures';
     return undefined;
   }

@@ -1,7 +1,7 @@
 import { approvalOfStep, requestApproval, timeOutApproval } from '../../domains/automations/approvals.ts';
 import { DEFAULT_APPROVAL_TIMEOUT_S } from '../../flowplan/plan.ts';
 import { checkLength } from '../limits.ts';
-import { asText } from '../values.ts';
+import { asText } from '../../flowplan/values.ts';
 import { resolve } from '../walker.ts';
 import { defineNodeKind } from './context.ts';
 

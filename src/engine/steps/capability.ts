@@ -101,8 +101,9 @@ export const agentNode = defineNodeKind({
   kind: 'agent',
   outside: true,
   async start(env, state, { key, node, scope }) {
+    const model = await env.modelFor(state.actor.workspaceId);
     const output = await env.withinWallTime((signal) =>
-      callModel(env.model, {
+      callModel(model, {
         instructions: String(resolve(node.instructions, scope) ?? ''),
         input: resolveInputs(node.input, scope),
         outputSchema: node.output_schema,

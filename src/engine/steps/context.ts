@@ -17,7 +17,8 @@ export interface StepEnv {
   store: NodeStore;
   limits: RunLimits;
   httpAllow: readonly string[];
-  model: ModelConfig | undefined;
+  /** The model a workspace's agent steps answer through (its own from Settings, else the server's). */
+  modelFor(workspaceId: string): Promise<ModelConfig | undefined>;
   /** Outside connector calls given in place of the shipped transports (tests, plugins). */
   connectorCalls: Record<string, Impl> | undefined;
   /** How http and connector hosts become addresses (the system's resolver unless a test stands in). */

@@ -1,6 +1,6 @@
 import { notify } from '../../domains/activity/notify.ts';
 import { checkLength } from '../limits.ts';
-import { asText } from '../values.ts';
+import { asText } from '../../flowplan/values.ts';
 import { resolve } from '../walker.ts';
 import { defineNodeKind, postSession } from './context.ts';
 import { effectDone, effectKey, effectOf } from './effects.ts';

@@ -1,5 +1,5 @@
 import { checkLength } from '../limits.ts';
-import { compare, transform } from '../values.ts';
+import { compare, transform } from '../../flowplan/values.ts';
 import { resolve, resolveInputs } from '../walker.ts';
 import { defineNodeKind } from './context.ts';
 

@@ -142,15 +142,46 @@ export const disconnectConnector = endpoint({
   output: connectorSettings,
 });
 
-/** The model the assistant and agent steps answer through (set by the operator; never its key). */
+/** The model the assistant, @Builder and agent steps answer through, as an admin sees it (never its key). */
+export const modelView = z.object({
+  configured: z.boolean(),
+  /** Where it comes from: this workspace's Settings, the server's environment, or nowhere yet. */
+  source: z.enum(['workspace', 'server', 'none']),
+  url: z.string().nullable(),
+  model: z.string().nullable(),
+  key: z.enum(['set', 'not set']),
+  how: z.string(),
+});
+export type ModelView = z.infer<typeof modelView>;
+
 export const modelSettings = endpoint({
   method: 'GET',
   path: '/settings/model',
-  output: z.object({
-    configured: z.boolean(),
-    url: z.string().nullable(),
-    model: z.string().nullable(),
-    key: z.enum(['set', 'not set']),
-    how: z.string(),
+  output: modelView,
+});
+
+/** Connects the workspace's own model: a key left out or empty keeps the one set; null clears it. */
+export const saveModel = endpoint({
+  method: 'PUT',
+  path: '/settings/model',
+  body: z.object({
+    url: z.custom<string>(),
+    model: z.custom<string>(),
+    key: z.custom<string | null>().optional(),
   }),
+  output: modelView,
+});
+
+export const testModel = endpoint({
+  method: 'POST',
+  path: '/settings/model/test',
+  body: z.object({}),
+  output: z.object({ ok: z.boolean(), message: z.string() }),
+});
+
+/** Removes the workspace's own model; the server's, if it has one, is used again. */
+export const disconnectModel = endpoint({
+  method: 'DELETE',
+  path: '/settings/model',
+  output: modelView,
 });

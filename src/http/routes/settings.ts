@@ -23,10 +23,8 @@ function tokenTtl(value: unknown): number | null {
   return value * DAY_MS;
 }
 
-/** Settings' routes that need the server's configuration (the http allow list, the model). */
-export function settingsRoutes(
-  config: Pick<Config, 'httpAllow' | 'modelUrl' | 'model' | 'modelKey'>,
-): AnyRoute[] {
+/** Settings' routes that need the server's configuration (the http allow list). */
+export function settingsRoutes(config: Pick<Config, 'httpAllow'>): AnyRoute[] {
   return [
     defineRoute({
       ...contract.createToken,
@@ -99,22 +97,34 @@ export function settingsRoutes(
     }),
     defineRoute({
       ...contract.modelSettings,
-      description: 'the model the assistant answers through, as the operator configured it (admins)',
+      description:
+        'the model the assistant answers through: the workspace’s own or the server’s; its key only as set (admins)',
       scopes: [],
       credentials: 'session',
-      handler: async ({ services, actor }) => {
-        await services.directory.requireAdmin(actor);
-        const configured = Boolean(config.modelUrl && config.model);
-        return {
-          configured,
-          url: config.modelUrl ?? null,
-          model: config.model ?? null,
-          key: config.modelKey ? ('set' as const) : ('not set' as const),
-          how: configured
-            ? 'Set by whoever runs this server (TANDEM_MODEL_URL, TANDEM_MODEL, TANDEM_MODEL_KEY); changing it means restarting Tandem with new values.'
-            : 'Whoever runs this server sets TANDEM_MODEL_URL (an OpenAI-compatible endpoint such as https://api.openai.com/v1), TANDEM_MODEL (the model’s name) and, when the endpoint needs one, TANDEM_MODEL_KEY, then restarts Tandem.',
-        };
-      },
+      handler: ({ services, actor }) => services.models.view(actor),
+    }),
+    defineRoute({
+      ...contract.saveModel,
+      description:
+        'connect the workspace’s own model: {url, model, key?}; takes effect at once; the key is sealed and never shown (admins)',
+      scopes: [],
+      credentials: 'session',
+      bodyHint: 'Send JSON: {"url": "https://api.openai.com/v1", "model": "gpt-4o-mini", "key": "sk-…"}',
+      handler: ({ services, actor, body }) => services.models.save(actor, body, { allow: config.httpAllow }),
+    }),
+    defineRoute({
+      ...contract.testModel,
+      description: 'ask the model in use one short question, answered in a sentence (admins)',
+      scopes: [],
+      credentials: 'session',
+      handler: ({ services, actor }) => services.models.test(actor, { allow: config.httpAllow }),
+    }),
+    defineRoute({
+      ...contract.disconnectModel,
+      description: 'remove the workspace’s own model; the server’s, if any, is used again (admins)',
+      scopes: [],
+      credentials: 'session',
+      handler: ({ services, actor }) => services.models.disconnect(actor),
     }),
   ];
 }

@@ -54,8 +54,8 @@ function DescribeIt({ modelConfigured }: { modelConfigured: boolean }) {
         </form>
       ) : (
         <p>
-          No model is configured, so @Builder cannot draft from a sentence here; an admin sets{' '}
-          <code>TANDEM_MODEL_URL</code> and <code>TANDEM_MODEL</code>. Start from a template instead.
+          No model is configured, so @Builder cannot draft from a sentence here; an admin can connect one in
+          Settings. Start from a template instead.
         </p>
       )}
     </section>

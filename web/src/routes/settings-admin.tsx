@@ -4,7 +4,6 @@ import { useAction, useResource } from '../hooks.ts';
 import {
   disconnectConnector,
   listConnectors,
-  modelSettings,
   saveConnector,
   settingsAgents,
   settingsPeople,
@@ -13,6 +12,7 @@ import {
 } from '../../../src/http/contract/settings.ts';
 import { Confirm } from '../ui/confirm.tsx';
 import { ErrorNote, Loading } from '../ui/status.tsx';
+import { Model } from './settings-model.tsx';
 
 function People() {
   const people = useResource('settings-people', () => call(settingsPeople, {}));
@@ -188,32 +188,6 @@ function Connectors() {
         connectors.data?.connectors.map((c) => (
           <Connector key={c.provider} connector={c} onChanged={connectors.reload} />
         ))
-      )}
-    </section>
-  );
-}
-
-function Model() {
-  const model = useResource('settings-model', () => call(modelSettings, {}));
-  const m = model.data;
-  return (
-    <section aria-labelledby="model-heading" className="panel">
-      <h2 id="model-heading">Assistant model</h2>
-      <ErrorNote error={model.error} />
-      {m && (
-        <>
-          <p>
-            {m.configured ? (
-              <>
-                The assistant answers through <strong>{m.model}</strong> at <code>{m.url}</code> (key {m.key}
-                ).
-              </>
-            ) : (
-              'No model is connected: the assistant tells people it is not set up yet.'
-            )}
-          </p>
-          <p className="small muted">{m.how}</p>
-        </>
       )}
     </section>
   );

@@ -1,7 +1,7 @@
-import type { TransformNode } from '../flowplan/transforms.ts';
+import type { TransformNode } from './transforms.ts';
 import { StepError } from '../errors.ts';
 
-import { valueAt } from '../flowplan/resolve.ts';
+import { valueAt } from './resolve.ts';
 
 export { valueAt };
 
