@@ -1,5 +1,5 @@
-import * as contract from './contract/automations.ts';
-import { awaitingApprovals } from './contract/people.ts';
+import * as contract from '../contract/automations.ts';
+import { awaitingApprovals } from '../contract/people.ts';
 import { triggerText } from '../domains/automations/automations.ts';
 import { previewTrigger } from '../flowplan/schedule-preview.ts';
 import { DomainError, invalid } from '../errors.ts';

@@ -1,4 +1,4 @@
-import * as contract from './contract/documents.ts';
+import * as contract from '../contract/documents.ts';
 import { defineRoute } from './route.ts';
 
 const READ = ['documents:read'] as const;

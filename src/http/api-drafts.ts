@@ -1,4 +1,4 @@
-import * as contract from './contract/drafts.ts';
+import * as contract from '../contract/drafts.ts';
 import { templates, templateSummary } from '../domains/automations/templates.ts';
 import { defineRoute } from './route.ts';
 

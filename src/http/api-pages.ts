@@ -1,4 +1,4 @@
-import * as contract from './contract/pages.ts';
+import * as contract from '../contract/pages.ts';
 import { DomainError } from '../errors.ts';
 import { defineRoute } from './route.ts';
 

@@ -1,4 +1,4 @@
-import * as contract from './contract/people.ts';
+import * as contract from '../contract/people.ts';
 import { TOOLS } from '../mcp/registry.ts';
 import { defineRoute } from './route.ts';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import * as contract from './contract/sharing.ts';
+import * as contract from '../contract/sharing.ts';
 import { defineRoute } from './route.ts';
 import { renderMarkdown } from './sanitize.ts';
 

@@ -2,7 +2,7 @@ import { lazy, Suspense, useEffect, useRef } from 'react';
 import { NavLink, Route, Routes, useLocation } from 'react-router';
 import { call } from './api.ts';
 import { useAction, useResource } from './hooks.ts';
-import { me, switchWorkspace } from '../../src/http/contract/people.ts';
+import { me, switchWorkspace } from '../../src/contract/people.ts';
 import { PageBoundary } from './ui/boundary.tsx';
 import { Field } from './ui/field.tsx';
 import { ErrorNote, Loading, NotFound } from './ui/status.tsx';

@@ -3,7 +3,7 @@ import { SCOPES } from '../../domains/workspace/actor.ts';
 import { DomainError } from '../../errors.ts';
 import { clientAddress } from '../client-address.ts';
 import { defineRoute } from '../route.ts';
-import { listTokens } from '../contract/settings.ts';
+import { listTokens } from '../../contract/settings.ts';
 
 const workspace = z.object({ workspace_id: z.string(), name: z.string() });
 const scopes = z.array(z.enum(SCOPES));

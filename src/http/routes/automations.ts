@@ -1,5 +1,5 @@
 import { DomainError } from '../../errors.ts';
-import { decideApproval, readApproval, readSession, runApprovals } from '../contract/people.ts';
+import { decideApproval, readApproval, readSession, runApprovals } from '../../contract/people.ts';
 import { defineRoute } from '../route.ts';
 
 /** An automation's session, its approval cards and the decisions people make on them. */

@@ -2,7 +2,7 @@ import { HocuspocusProvider } from '@hocuspocus/provider';
 import { useEffect, useState } from 'react';
 import * as Y from 'yjs';
 import { call } from '../api.ts';
-import { me } from '../../../src/http/contract/people.ts';
+import { me } from '../../../src/contract/people.ts';
 
 /** Someone connected to the document, as awareness shows them (agents included). */
 export interface Present {

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { integerParam } from '../query.ts';
-import { choiceParam, endpoint, textParam } from './endpoint.ts';
+import { choiceParam, endpoint, integerParam, textParam } from './endpoint.ts';
 
 const workspace = z.object({ workspace_id: z.string(), name: z.string() });
 

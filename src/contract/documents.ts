@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { integerParam } from '../query.ts';
-import { endpoint, flagParam, textParam } from './endpoint.ts';
+import { endpoint, flagParam, integerParam, textParam } from './endpoint.ts';
 
 const artifactType = z.enum(['document', 'html_app', 'table']);
 const role = z.enum(['owner', 'editor', 'commenter', 'viewer']);
