@@ -4,15 +4,25 @@ import { endpoint, flagParam, integerParam, textParam } from './endpoint.ts';
 const artifactType = z.enum(['document', 'html_app', 'table']);
 const role = z.enum(['owner', 'editor', 'commenter', 'viewer']);
 
+/**
+ * A document, page or table as every listing gives it: list_documents, `GET /api/documents` and
+ * the documents.list_documents capability (which keeps a few of its fields).
+ */
 export const documentRow = z.object({
   document_id: z.string(),
   title: z.string(),
   type: artifactType,
   status: z.enum(['active', 'archived']),
+  /** Absent until a markdown projection exists; absent is not empty. */
   characters: z.number().optional(),
+  /** Milliseconds since the epoch, as is last_edited_at. */
   created_at: z.number(),
   last_edited_at: z.number(),
   version: z.number(),
+  /** The conversation it was made in, if any (list_documents only). */
+  conversation_id: z.string().optional(),
+  /** The pod it is shared with, if any (list_documents only). */
+  pod_id: z.string().optional(),
   scope: z.enum(['user', 'pod', 'org']),
   role,
   owner_label: z.string().optional(),
@@ -25,7 +35,8 @@ export const listDocuments = endpoint({
   path: '/documents',
   query: { query: textParam(200), cursor: textParam(1000), limit: integerParam(1, 50) },
   output: z.object({
-    documents: z.array(documentRow),
+    // The app's list does not say where a document was made or which pod it is shared with.
+    documents: z.array(documentRow.omit({ conversation_id: true, pod_id: true })),
     next_cursor: z.string().nullable(),
     truncated: z.boolean(),
   }),

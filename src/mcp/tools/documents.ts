@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { DocumentRow } from '../../domains/documents/list.ts';
+import { documentRow, type DocumentRow } from '../../contract/documents.ts';
 import { CONTENT_CAP } from '../../domains/documents/text.ts';
 import { defineTool, DESTRUCTIVE_WRITE, READ_ONLY, specChecked, WRITE } from '../tool.ts';
 
@@ -9,25 +9,6 @@ const keptBlocks = z
   .object({ count: z.number().int(), excerpts: z.array(z.string()) })
   .describe('Edits people made during the write, kept next to the written text.');
 
-const row = z.object({
-  document_id: z.string(),
-  title: z.string(),
-  type: z.enum(['document', 'html_app', 'table']),
-  status: z.enum(['active', 'archived']),
-  characters: z
-    .number()
-    .int()
-    .optional()
-    .describe('Absent until a markdown projection exists; absent is not empty.'),
-  created_at: z.number().describe('Milliseconds since the epoch.'),
-  last_edited_at: z.number().describe('Milliseconds since the epoch.'),
-  version: z.number().int(),
-  conversation_id: z.string().optional(),
-  pod_id: z.string().optional(),
-  scope: z.enum(['user', 'pod', 'org']),
-  role,
-  owner_label: z.string().optional(),
-});
 
 function rowLine(r: DocumentRow): string {
   const parts = [r.type, r.role, `version ${r.version}`];
@@ -64,7 +45,7 @@ export const listDocuments = defineTool({
     ),
   }),
   output: z.object({
-    documents: z.array(row),
+    documents: z.array(documentRow),
     next_cursor: z.string().nullable(),
     truncated: z.boolean(),
   }),
