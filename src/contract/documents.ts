@@ -101,12 +101,15 @@ export const listVersions = endpoint({
   output: z.object({ document_id: z.string(), versions: z.array(versionRow) }),
 });
 
-export const thread = z.object({
+/** A comment thread as read_comments and the JSON API give it; each door adds a field of its own. */
+export const commentThread = z.object({
   thread_id: z.string(),
   status: z.enum(['open', 'resolved']),
+  /** The quoted passage, when the thread is anchored. */
   anchor_excerpt: z.string().optional(),
   author_label: z.string(),
   body: z.string(),
+  /** Milliseconds since the epoch. */
   created_at: z.number(),
   replies: z.array(
     z.object({
@@ -117,7 +120,12 @@ export const thread = z.object({
       created_at: z.number(),
     }),
   ),
+  /** True when older replies were left out. */
   more_replies: z.boolean(),
+});
+
+/** A thread as the app reads it. */
+export const thread = commentThread.extend({
   /** A document's passage as Yjs relative positions (base64): the live editor follows it itself. */
   anchor_position: z.object({ rel_start: z.string(), rel_end: z.string() }).optional(),
 });
