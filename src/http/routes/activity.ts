@@ -1,4 +1,4 @@
-import { toolNames } from '../api-people.ts';
+import { toolNames } from './people.ts';
 import { listActivity, listNotifications, unreadNotifications } from '../../contract/people.ts';
 import { defineRoute } from '../route.ts';
 
