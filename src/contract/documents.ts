@@ -76,7 +76,8 @@ export const readDocument = endpoint({
   }),
 });
 
-export const versionRow = z.object({
+/** A version of a document or page as get_document_versions and the app's list give it. */
+export const documentVersion = z.object({
   version_id: z.string(),
   doc_version: z.number(),
   reason: z.string(),
@@ -85,6 +86,10 @@ export const versionRow = z.object({
   author_label: z.string().optional(),
   instruction: z.string().optional(),
   created_at: z.number(),
+});
+
+/** A version row as the app's versions list shows it. */
+export const versionRow = documentVersion.extend({
   /** Whether an agent wrote it (for the author) or the author did. */
   by: z.enum(['agent', 'person']).optional(),
   /** The version the row stands for: what its write produced. */

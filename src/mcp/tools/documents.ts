@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { documentRow, type DocumentRow } from '../../contract/documents.ts';
+import { documentRow, documentVersion, type DocumentRow } from '../../contract/documents.ts';
 import { defineTool, READ_ONLY, specChecked, WRITE } from '../tool.ts';
 import { editDocument, keptBlocks } from './document-edit.ts';
 import { placement } from './placement.ts';
@@ -165,15 +165,8 @@ export const getDocumentVersions = defineTool({
   output: z.object({
     document_id: z.string(),
     versions: z.array(
-      z.object({
-        version_id: z.string(),
-        doc_version: z.number().int(),
+      documentVersion.extend({
         reason: z.enum(['agent_edit', 'edit', 'restore', 'export', 'named']),
-        label: z.string().nullable(),
-        pinned: z.boolean(),
-        author_label: z.string().optional(),
-        instruction: z.string().optional(),
-        created_at: z.number(),
         kept_blocks: keptBlocks.optional(),
       }),
     ),
