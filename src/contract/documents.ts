@@ -168,3 +168,14 @@ export const resolveThread = endpoint({
   body: z.object({ resolved: z.custom<boolean>() }),
   output: z.object({ thread_id: z.string(), status: z.enum(['open', 'resolved']) }),
 });
+
+/**
+ * A one-minute ticket that opens one document on the live socket (`/collab`) once. The server
+ * mounts this route apart, at `/api/collab` (`src/http/collab-tickets.ts`).
+ */
+export const collabTicket = endpoint({
+  method: 'POST',
+  path: '/collab/tickets',
+  body: z.object({ document_id: z.custom<string>((v) => typeof v === 'string' && v !== '') }),
+  output: z.object({ ticket: z.string(), expires_at: z.number() }),
+});
