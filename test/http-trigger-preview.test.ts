@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { schedulePreview } from '../src/flowplan/schedule-preview.ts';
-import { TRIGGER_PREVIEW_CHARS } from '../src/http/contract/automations.ts';
+import { TRIGGER_PREVIEW_CHARS } from '../src/contract/automations.ts';
 import { openAppFixture, type AppFixture } from './support/app-fixture.ts';
 
 type Json = Record<string, unknown>;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { JSDOM } from 'jsdom';
 import { REFUSED } from '../src/collab/socket.ts';
-import { documentHtml } from '../src/http/api-sharing.ts';
+import { documentHtml } from '../src/http/routes/sharing.ts';
 import { unpackText } from '../src/storage/packed.ts';
 import { DATABASES } from './support/databases.ts';
 import { blockTextIn, openLive, until, type Editor } from './support/collab.ts';

@@ -1,15 +1,17 @@
 import { z } from 'zod';
+import { documentRow } from '../contract/documents.ts';
 import { defineCapability, defineNamespace, domain } from './capability.ts';
 
 const documentId = z.string().min(1).describe('A document id.');
 const markdown = z.string().max(60_000);
 
-const documentRow = z.object({
-  document_id: z.string(),
-  title: z.string(),
-  type: z.enum(['document', 'html_app', 'table']),
-  version: z.number(),
-  characters: z.number().optional(),
+/** What a step gets of each listed document. */
+const listedDocument = documentRow.pick({
+  document_id: true,
+  title: true,
+  type: true,
+  version: true,
+  characters: true,
 });
 
 /** Documents, read and written as the automation's acting person. */
@@ -57,7 +59,7 @@ export const documents = defineNamespace({
         query: z.string().optional(),
         limit: z.number().int().min(1).max(50).optional(),
       }),
-      output: z.object({ documents: z.array(documentRow), truncated: z.boolean() }),
+      output: z.object({ documents: z.array(listedDocument), truncated: z.boolean() }),
       async run(input, ctx) {
         const listed = await domain(() => ctx.services.documents.list(ctx.actor, input));
         return {

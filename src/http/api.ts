@@ -6,24 +6,24 @@ import { jsonBodiesOnly } from './guards.ts';
 import { mountRoutes, type AnyRoute } from './route.ts';
 import { accountRoutes } from './routes/account.ts';
 import { activityRoutes } from './routes/activity.ts';
+import { agentRoutes } from './routes/agents.ts';
+import { approvalRoutes } from './routes/approvals.ts';
 import { automationRoutes } from './routes/automations.ts';
-import { automationPageRoutes } from './api-automations.ts';
-import { draftRoutes } from './api-drafts.ts';
-import { documentPageRoutes } from './api-documents.ts';
-import { documentVersionRoutes } from './api-document-versions.ts';
-import { agentRoutes } from './api-agents.ts';
-import { personRoutes } from './api-people.ts';
-import { sharingRoutes } from './api-sharing.ts';
+import { documentRoutes } from './routes/documents.ts';
+import { documentVersionRoutes } from './routes/document-versions.ts';
+import { draftRoutes } from './routes/drafts.ts';
+import { personRoutes } from './routes/people.ts';
+import { sharingRoutes } from './routes/sharing.ts';
 import { threadStreams } from './thread-stream.ts';
 
 /** Every route of the JSON API for people, in one list (mounted at `/api`). */
 export const API_ROUTES: readonly AnyRoute[] = [
   ...activityRoutes,
-  ...automationRoutes,
+  ...approvalRoutes,
   ...accountRoutes,
-  ...automationPageRoutes,
+  ...automationRoutes,
   ...draftRoutes,
-  ...documentPageRoutes,
+  ...documentRoutes,
   ...documentVersionRoutes,
   ...agentRoutes,
   ...personRoutes,

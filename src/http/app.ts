@@ -14,7 +14,7 @@ import type { PageLinkSigner } from './page-links.ts';
 import { settingsRoutes } from './settings.ts';
 import { settingsRoutes as settingsApiRoutes } from './routes/settings.ts';
 import { pageFrame } from './viewer.ts';
-import { pageViewRoutes } from './api-pages.ts';
+import { pageViewRoutes } from './routes/pages.ts';
 import { webRoutes } from './web.ts';
 import { opsRoutes } from './ops.ts';
 import { ICON_KINDS, ICON_SVG, type IconKind } from '../mcp/icons.ts';

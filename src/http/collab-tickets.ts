@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
-import { z } from 'zod';
 import { collabTickets, type CollabTickets } from '../collab/tickets.ts';
+import { collabTicket } from '../contract/documents.ts';
 import type { Credential } from '../domains/auth/credentials.ts';
 import type { Services } from '../services.ts';
 import { requestCredential } from './auth.ts';
@@ -22,13 +22,12 @@ const ticketsOf = (services: Services) => {
  */
 export const collabTicketRoutes = [
   defineRoute({
-    method: 'POST',
+    ...collabTicket,
+    // Below this app's mount point, /api/collab.
     path: '/tickets',
     description: 'a ticket for the live-editing socket: one connection to one document, within a minute',
     scopes: ['documents:read'],
-    body: z.object({ document_id: z.custom<string>((v) => typeof v === 'string' && v !== '') }),
     bodyHint: 'Send JSON: {"document_id": "..."}',
-    output: z.object({ ticket: z.string(), expires_at: z.number() }),
     handler: async ({ services, actor, credential, body }) => {
       const { documentId } = await services.documents.live.access(actor, body.document_id);
       return ticketsOf(services).issue(actor, documentId, credential);

@@ -1,23 +1,5 @@
 import type { Context } from 'hono';
-import { z } from 'zod';
-
-/** One query parameter: its schema over the raw string, and what it must be, in words. */
-export interface QueryParam<T> {
-  schema: z.ZodType<T, string>;
-  rule: string;
-}
-
-/** A whole number written in digits only (no sign, exponent, hex or spaces), from min to max. */
-export function integerParam(min: number, max: number): QueryParam<number> {
-  return {
-    schema: z
-      .string()
-      .regex(/^[0-9]+$/)
-      .transform(Number)
-      .pipe(z.number().int().min(min).max(max)),
-    rule: `an integer from ${min} to ${max}`,
-  };
-}
+import type { QueryParam } from '../contract/endpoint.ts';
 
 type Values<P extends Record<string, QueryParam<unknown>>> = {
   [K in keyof P]?: P[K] extends QueryParam<infer T> ? T : never;

@@ -5,7 +5,8 @@ import type { Credential } from '../domains/auth/credentials.ts';
 import type { Actor, Scope } from '../domains/workspace/actor.ts';
 import { DomainError } from '../errors.ts';
 import type { Services } from '../services.ts';
-import { parseQuery, type QueryParam } from './query.ts';
+import type { QueryParam } from '../contract/endpoint.ts';
+import { parseQuery } from './query.ts';
 import { scopeWords } from './scopes.ts';
 
 type QuerySpec = Record<string, QueryParam<unknown>>;

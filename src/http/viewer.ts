@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import type { Services } from '../services.ts';
 import type { Config } from '../config.ts';
-import type { PageFrame } from './api-pages.ts';
+import type { PageFrame } from './routes/pages.ts';
 import type { PageLinkSigner } from './page-links.ts';
 import { sanitizePage } from './sanitize.ts';
 
@@ -27,7 +27,7 @@ export function pageCsp(appOrigin: string): string {
 
 /**
  * How the app frames a page version: a link signed for ten minutes to the pages origin, and the
- * sandbox the frame carries (the app's `/pages/{id}` route shows it; see `api-pages.ts`).
+ * sandbox the frame carries (the app's `/pages/{id}` route shows it; see `routes/pages.ts`).
  */
 export function pageFrame(config: Pick<Config, 'pagesOrigin'>, signer: PageLinkSigner): PageFrame {
   return (pageId, version) => ({

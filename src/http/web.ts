@@ -7,7 +7,7 @@ import type { Config } from '../config.ts';
 import type { Services } from '../services.ts';
 import { requestActor } from './auth.ts';
 import { escapeHtml, htmlPage } from './html.ts';
-import { APP_ROUTES } from './view/app-pages.ts';
+import { APP_ROUTES } from '../contract/app-pages.ts';
 
 /** Where `npm install` (`npm run build:web`) puts the built app. */
 export const WEB_DIST = fileURLToPath(new URL('../../web/dist/', import.meta.url));

@@ -7,7 +7,7 @@ import {
   type PathParams,
   type PlanProblem,
   type QueryArgs,
-} from '../../src/http/contract/endpoint.ts';
+} from '../../src/contract/endpoint.ts';
 
 /** Why a call failed, in one sentence a person can act on; `errors` lists a refused plan's problems. */
 export class ApiFailure extends Error {

@@ -1,8 +1,9 @@
-import { lazy, Suspense, useEffect, useRef } from 'react';
+import { lazy, Suspense, useEffect, useRef, type ComponentType } from 'react';
 import { NavLink, Route, Routes, useLocation } from 'react-router';
 import { call } from './api.ts';
 import { useAction, useResource } from './hooks.ts';
-import { me, switchWorkspace } from '../../src/http/contract/people.ts';
+import { APP_ROUTES, type AppRoute } from '../../src/contract/app-pages.ts';
+import { me, switchWorkspace } from '../../src/contract/people.ts';
 import { PageBoundary } from './ui/boundary.tsx';
 import { Field } from './ui/field.tsx';
 import { ErrorNote, Loading, NotFound } from './ui/status.tsx';
@@ -20,6 +21,21 @@ const Session = lazy(() => import('./routes/session.tsx'));
 const Notifications = lazy(() => import('./routes/notifications.tsx'));
 const Activity = lazy(() => import('./routes/activity.tsx'));
 const Settings = lazy(() => import('./routes/settings.tsx'));
+
+/** The page each of the app's routes draws; the server serves the app on the same list. */
+const PAGES: Record<AppRoute, ComponentType> = {
+  '/': Home,
+  '/documents': Documents,
+  '/documents/:id': DocumentView,
+  '/pages/:id': PageView,
+  '/automations': Automations,
+  '/automations/:id': Automation,
+  '/automations/drafts/:id': AutomationDraft,
+  '/sessions/:id': Session,
+  '/notifications': Notifications,
+  '/activity': Activity,
+  '/settings': Settings,
+};
 
 const NAV = [
   { to: '/', label: 'Home', end: true },
@@ -133,17 +149,10 @@ export function App() {
         <PageBoundary resetKey={pathname}>
           <Suspense fallback={<Loading what="the page" />}>
             <Routes>
-              <Route path="/" element={<Home />} />
-              <Route path="/documents" element={<Documents />} />
-              <Route path="/documents/:id" element={<DocumentView />} />
-              <Route path="/pages/:id" element={<PageView />} />
-              <Route path="/automations" element={<Automations />} />
-              <Route path="/automations/:id" element={<Automation />} />
-              <Route path="/automations/drafts/:id" element={<AutomationDraft />} />
-              <Route path="/sessions/:id" element={<Session />} />
-              <Route path="/notifications" element={<Notifications />} />
-              <Route path="/activity" element={<Activity />} />
-              <Route path="/settings" element={<Settings />} />
+              {APP_ROUTES.map((path) => {
+                const Page = PAGES[path];
+                return <Route key={path} path={path} element={<Page />} />;
+              })}
               <Route path="*" element={<NotFound what="Page" />} />
             </Routes>
           </Suspense>

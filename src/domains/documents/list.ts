@@ -1,12 +1,12 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { ExpressionBuilder } from 'kysely';
+import type { DocumentRow } from '../../contract/documents.ts';
 import { invalid } from '../../errors.ts';
 import type { Database } from '../../storage/schema.ts';
 import type { Deps } from '../deps.ts';
 import type { Actor } from '../workspace/actor.ts';
 import { conversationFor, podFor, rolesFor, type Artifact } from '../policies/artifacts.ts';
 import { artifactText } from '../workspace/artifact-text.ts';
-import type { Role } from '../policies/roles.ts';
 import { sharedSecret } from '../workspace/settings.ts';
 import { clampNumber } from './read.ts';
 
@@ -24,21 +24,7 @@ export interface ListInput {
   limit?: unknown;
 }
 
-export interface DocumentRow {
-  document_id: string;
-  title: string;
-  type: 'document' | 'html_app' | 'table';
-  status: 'active' | 'archived';
-  characters?: number;
-  created_at: number;
-  last_edited_at: number;
-  version: number;
-  conversation_id?: string;
-  pod_id?: string;
-  scope: 'user' | 'pod' | 'org';
-  role: Role;
-  owner_label?: string;
-}
+export type { DocumentRow };
 
 type Listing =
   | { kind: 'mine' | 'shared' | 'org' | 'merged' }

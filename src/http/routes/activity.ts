@@ -1,5 +1,5 @@
-import { toolNames } from '../api-people.ts';
-import { listActivity, listNotifications, unreadNotifications } from '../contract/people.ts';
+import { toolNames } from './people.ts';
+import { listActivity, listNotifications, unreadNotifications } from '../../contract/people.ts';
 import { defineRoute } from '../route.ts';
 
 /** What the person was told, and what agents did for them. */

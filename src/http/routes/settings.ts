@@ -2,7 +2,7 @@ import type { Config } from '../../config.ts';
 import { invalid } from '../../errors.ts';
 import { parseScopes, SCOPES } from '../../domains/workspace/actor.ts';
 import { tokenName } from '../../domains/auth/tokens.ts';
-import * as contract from '../contract/settings.ts';
+import * as contract from '../../contract/settings.ts';
 import { defineRoute, type AnyRoute } from '../route.ts';
 
 const DAY_MS = 86_400_000;

@@ -1,6 +1,6 @@
 import type { Config, DOMPurify } from 'dompurify';
 import { Marked } from 'marked';
-import { isAppPage } from './app-pages.ts';
+import { isAppPage } from '../../contract/app-pages.ts';
 
 /**
  * How people's markdown (and the HTML in it) is shown outside the sandboxed page viewer: the one

@@ -1,26 +1,11 @@
 import { z } from 'zod';
+import { commentThread } from '../../contract/documents.ts';
 import type { Thread } from '../../domains/comments/comments.ts';
 import { defineTool, IDEMPOTENT_WRITE, READ_ONLY, specChecked, WRITE } from '../tool.ts';
 
 const documentId = z.string();
 
-const thread = z.object({
-  thread_id: z.string(),
-  status: z.enum(['open', 'resolved']),
-  anchor_excerpt: z.string().optional().describe('The quoted passage, when the thread is anchored.'),
-  author_label: z.string(),
-  body: z.string(),
-  created_at: z.number().describe('Milliseconds since the epoch.'),
-  replies: z.array(
-    z.object({
-      comment_id: z.string(),
-      author_label: z.string(),
-      body: z.string(),
-      deleted: z.boolean(),
-      created_at: z.number(),
-    }),
-  ),
-  more_replies: z.boolean().describe('True when older replies were left out.'),
+const thread = commentThread.extend({
   agent_requests: z.array(z.string()).describe('Agents asked to reply in this thread by a mention.'),
 });
 

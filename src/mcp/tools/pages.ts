@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineTool, DESTRUCTIVE_WRITE, READ_ONLY, specChecked, WRITE } from '../tool.ts';
+import { placement } from './placement.ts';
 
 const pageId = z.string();
 const warnings = z
@@ -32,13 +33,7 @@ export const createPage = defineTool({
   input: z.object({
     title,
     html: html(),
-    conversation_id: z.string().optional(),
-    scope: specChecked({
-      type: 'string',
-      enum: ['user', 'pod', 'org'],
-      description: 'Default user; pod needs pod_id.',
-    }),
-    pod_id: z.string().optional(),
+    ...placement,
   }),
   output: z.object({
     page_id: z.string(),

@@ -2,7 +2,8 @@ import { HocuspocusProvider } from '@hocuspocus/provider';
 import { useEffect, useState } from 'react';
 import * as Y from 'yjs';
 import { call } from '../api.ts';
-import { me } from '../../../src/http/contract/people.ts';
+import { collabTicket } from '../../../src/contract/documents.ts';
+import { me } from '../../../src/contract/people.ts';
 
 /** Someone connected to the document, as awareness shows them (agents included). */
 export interface Present {
@@ -39,14 +40,15 @@ export const colorOf = (clientId: number) => `c${clientId % 8}`;
 
 /** A one-minute ticket for the live socket (the socket never sees the browser's cookie). */
 async function ticket(documentId: string): Promise<string> {
-  const response = await fetch('/api/collab/tickets', {
-    method: 'POST',
+  // Not `call`: a refused ticket is the editor's to show, not a trip to sign-in.
+  const response = await fetch(`/api${collabTicket.path}`, {
+    method: collabTicket.method,
     credentials: 'same-origin',
     headers: { 'content-type': 'application/json', accept: 'application/json' },
     body: JSON.stringify({ document_id: documentId }),
   });
   if (!response.ok) throw new Error(`no ticket (${response.status})`);
-  return ((await response.json()) as { ticket: string }).ticket;
+  return collabTicket.output.parse(await response.json()).ticket;
 }
 
 function peopleOf(provider: HocuspocusProvider): Present[] {

@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { call } from '../api.ts';
 import { useAction, useResource, useTitle } from '../hooks.ts';
-import { listActivity, type ActivityEntry } from '../../../src/http/contract/people.ts';
+import { listActivity, type ActivityEntry } from '../../../src/contract/people.ts';
 import { Field } from '../ui/field.tsx';
 import { objectPath } from '../ui/links.ts';
 import { ErrorNote, Loading } from '../ui/status.tsx';

@@ -7,7 +7,7 @@ import {
   triggerPreview,
   type AutomationDetail,
   type SchedulePreview,
-} from '../../../src/http/contract/automations.ts';
+} from '../../../src/contract/automations.ts';
 import { ErrorNote } from '../ui/status.tsx';
 import { Field } from '../ui/field.tsx';
 import { myZone } from '../ui/time.tsx';

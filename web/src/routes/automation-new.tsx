@@ -2,7 +2,7 @@ import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { call } from '../api.ts';
 import { useAction, useResource } from '../hooks.ts';
-import { listDocuments } from '../../../src/http/contract/documents.ts';
+import { listDocuments } from '../../../src/contract/documents.ts';
 import {
   describeDraft,
   draftFromTemplate,
@@ -10,7 +10,7 @@ import {
   listTemplates,
   type DraftRow,
   type TemplateField,
-} from '../../../src/http/contract/drafts.ts';
+} from '../../../src/contract/drafts.ts';
 import { Field } from '../ui/field.tsx';
 import { ErrorNote } from '../ui/status.tsx';
 import { myZone, When } from '../ui/time.tsx';

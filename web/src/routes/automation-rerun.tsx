@@ -1,6 +1,6 @@
 import { call } from '../api.ts';
 import { useAction, useResource } from '../hooks.ts';
-import { rerunPreview, startRerun, type RerunChoice } from '../../../src/http/contract/automations.ts';
+import { rerunPreview, startRerun, type RerunChoice } from '../../../src/contract/automations.ts';
 import { ErrorNote, Loading } from '../ui/status.tsx';
 
 const list = (ids: string[]) => (ids.length ? ids.join(', ') : 'none');

@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import { Link } from 'react-router';
 import { call } from '../api.ts';
 import { usePolling, useResource } from '../hooks.ts';
-import { readRun, type RunNode, type RunSummary } from '../../../src/http/contract/automations.ts';
+import { readRun, type RunNode, type RunSummary } from '../../../src/contract/automations.ts';
 import { JsonValue } from '../ui/json.tsx';
 import { PlanDiagram, type DiagramEdge, type DiagramNode } from '../ui/plan-diagram.tsx';
 import { ErrorNote, Loading } from '../ui/status.tsx';

@@ -1,4 +1,4 @@
-import type { SchedulePreview } from '../../../src/http/contract/automations.ts';
+import type { SchedulePreview } from '../../../src/contract/automations.ts';
 import { formatIn, myZone } from '../ui/time.tsx';
 
 /**

@@ -1,6 +1,6 @@
 import { call } from '../api.ts';
 import { useResource } from '../hooks.ts';
-import { planVersions, type PlanDiff, type PlanVersion } from '../../../src/http/contract/automations.ts';
+import { planVersions, type PlanDiff, type PlanVersion } from '../../../src/contract/automations.ts';
 import { JsonValue } from '../ui/json.tsx';
 import { ErrorNote, Loading } from '../ui/status.tsx';
 import { When } from '../ui/time.tsx';

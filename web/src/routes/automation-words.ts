@@ -1,4 +1,4 @@
-import type { RunSummary } from '../../../src/http/contract/automations.ts';
+import type { RunSummary } from '../../../src/contract/automations.ts';
 
 const DEGRADED: Record<string, string> = {
   connector_disconnected: 'A connector it uses is not connected.',

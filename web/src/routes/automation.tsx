@@ -6,7 +6,7 @@ import {
   setEnabled,
   startRun,
   type AutomationDetail,
-} from '../../../src/http/contract/automations.ts';
+} from '../../../src/contract/automations.ts';
 import { ErrorNote, LoadFailure, Loading } from '../ui/status.tsx';
 import { NextRun, When } from '../ui/time.tsx';
 import { Editor } from './automation-edit.tsx';

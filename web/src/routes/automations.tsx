@@ -1,7 +1,7 @@
 import { Link } from 'react-router';
 import { call } from '../api.ts';
 import { useResource, useTitle } from '../hooks.ts';
-import { listAutomations, type AutomationRow } from '../../../src/http/contract/automations.ts';
+import { listAutomations, type AutomationRow } from '../../../src/contract/automations.ts';
 import { ErrorNote, Loading } from '../ui/status.tsx';
 import { NextRun, When } from '../ui/time.tsx';
 import { Drafts, NewAutomation } from './automation-new.tsx';

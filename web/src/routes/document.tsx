@@ -3,12 +3,12 @@ import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent, type
 import { Navigate, useParams } from 'react-router';
 import { call } from '../api.ts';
 import { useAction, useResource, useTitle } from '../hooks.ts';
-import { readDocument } from '../../../src/http/contract/documents.ts';
+import { readDocument } from '../../../src/contract/documents.ts';
 import {
   agentBlocks,
   nameDocumentVersion,
   restoreDocumentVersion,
-} from '../../../src/http/contract/document-versions.ts';
+} from '../../../src/contract/document-versions.ts';
 import { agentMarks, setAgentMarks, type AgentMark } from '../editor/agent-marks.ts';
 import { markdownRenderer } from '../../../src/http/view/rendered-markdown.ts';
 import { commentAnchors, passageOf, showAnchors } from '../editor/anchors.ts';

@@ -8,8 +8,8 @@ import {
   readDraft,
   redraft,
   type DraftDetail,
-} from '../../../src/http/contract/drafts.ts';
-import type { AutomationDetail } from '../../../src/http/contract/automations.ts';
+} from '../../../src/contract/drafts.ts';
+import type { AutomationDetail } from '../../../src/contract/automations.ts';
 import { Field } from '../ui/field.tsx';
 import { PlanDiagram, type DiagramEdge, type DiagramNode } from '../ui/plan-diagram.tsx';
 import { ErrorNote, LoadFailure, Loading } from '../ui/status.tsx';

@@ -2,14 +2,14 @@ import { useState } from 'react';
 import { Link } from 'react-router';
 import { call } from '../api.ts';
 import { useResource, useTitle } from '../hooks.ts';
-import { listAutomations } from '../../../src/http/contract/automations.ts';
-import { listDocuments } from '../../../src/http/contract/documents.ts';
+import { listAutomations } from '../../../src/contract/automations.ts';
+import { listDocuments } from '../../../src/contract/documents.ts';
 import {
   awaitingApprovals,
   listNotifications,
   readApproval,
   type ApprovalCard as ApprovalCardData,
-} from '../../../src/http/contract/people.ts';
+} from '../../../src/contract/people.ts';
 import { artifactPath, notificationLinks, TYPE_NAMES } from '../ui/links.ts';
 import { marksRead } from '../ui/notices.ts';
 import { ApprovalCard } from '../ui/approval.tsx';

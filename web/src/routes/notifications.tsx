@@ -1,7 +1,7 @@
 import { Link } from 'react-router';
 import { call } from '../api.ts';
 import { useAction, useResource, useTitle } from '../hooks.ts';
-import { listNotifications, readApproval, type Notification } from '../../../src/http/contract/people.ts';
+import { listNotifications, readApproval, type Notification } from '../../../src/contract/people.ts';
 import { ApprovalCard } from '../ui/approval.tsx';
 import { notificationLinks } from '../ui/links.ts';
 import { marksRead } from '../ui/notices.ts';

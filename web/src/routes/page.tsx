@@ -2,7 +2,7 @@ import { useCallback, useState } from 'react';
 import { useParams } from 'react-router';
 import { call } from '../api.ts';
 import { useResource, useTitle } from '../hooks.ts';
-import { readPage, restorePage } from '../../../src/http/contract/pages.ts';
+import { readPage, restorePage } from '../../../src/contract/pages.ts';
 import { Comments, type ThreadFocus } from '../ui/comments.tsx';
 import { ExportMenu } from '../ui/export-menu.tsx';
 import { ShareButton } from '../ui/share.tsx';

@@ -1,8 +1,8 @@
 import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import { call } from '../api.ts';
 import { useResource } from '../hooks.ts';
-import { listCapabilities } from '../../../src/http/contract/drafts.ts';
-import type { PlanProblem } from '../../../src/http/contract/endpoint.ts';
+import { listCapabilities } from '../../../src/contract/drafts.ts';
+import type { PlanProblem } from '../../../src/contract/endpoint.ts';
 import type { Binding } from '../../../src/flowplan/bindings.ts';
 import {
   bindingOf,

@@ -1,6 +1,6 @@
 import { call } from '../api.ts';
 import { usePolling, useResource } from '../hooks.ts';
-import { runApprovals } from '../../../src/http/contract/people.ts';
+import { runApprovals } from '../../../src/contract/people.ts';
 import { ApprovalCard } from '../ui/approval.tsx';
 import { ErrorNote } from '../ui/status.tsx';
 

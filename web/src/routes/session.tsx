@@ -1,7 +1,7 @@
 import { Link, useLocation, useParams } from 'react-router';
 import { call } from '../api.ts';
 import { usePolling, useResource, useTitle } from '../hooks.ts';
-import { approvalCard, readSession } from '../../../src/http/contract/people.ts';
+import { approvalCard, readSession } from '../../../src/contract/people.ts';
 import { ApprovalCard } from '../ui/approval.tsx';
 import { automationPath } from '../ui/links.ts';
 import { ErrorNote, LoadFailure, Loading } from '../ui/status.tsx';

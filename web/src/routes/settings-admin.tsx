@@ -9,7 +9,7 @@ import {
   settingsPeople,
   testConnector,
   type ConnectorSettings,
-} from '../../../src/http/contract/settings.ts';
+} from '../../../src/contract/settings.ts';
 import { Confirm } from '../ui/confirm.tsx';
 import { ErrorNote, Loading } from '../ui/status.tsx';
 import { Model } from './settings-model.tsx';

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { call } from '../api.ts';
 import { useAction, useResource } from '../hooks.ts';
-import { createToken, listTokens, revokeToken } from '../../../src/http/contract/settings.ts';
+import { createToken, listTokens, revokeToken } from '../../../src/contract/settings.ts';
 import { Confirm } from '../ui/confirm.tsx';
 import { Field } from '../ui/field.tsx';
 import { ErrorNote, Loading } from '../ui/status.tsx';

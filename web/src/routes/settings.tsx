@@ -1,8 +1,8 @@
 import { useState, type FormEvent } from 'react';
 import { call } from '../api.ts';
 import { useAction, useResource, useTitle } from '../hooks.ts';
-import { me } from '../../../src/http/contract/people.ts';
-import { changePassword, listApps, revokeApp } from '../../../src/http/contract/settings.ts';
+import { me } from '../../../src/contract/people.ts';
+import { changePassword, listApps, revokeApp } from '../../../src/contract/settings.ts';
 import { Confirm } from '../ui/confirm.tsx';
 import { Field } from '../ui/field.tsx';
 import { ErrorNote, Loading } from '../ui/status.tsx';

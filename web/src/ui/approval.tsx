@@ -6,7 +6,7 @@ import {
   decideApproval,
   type ApprovalCard as Card,
   type WriteAfterApproval,
-} from '../../../src/http/contract/people.ts';
+} from '../../../src/contract/people.ts';
 import { ErrorNote } from './status.tsx';
 import { When } from './time.tsx';
 

@@ -1,8 +1,8 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { call } from '../api.ts';
 import { useAction } from '../hooks.ts';
-import { addComment, resolveThread, type Thread } from '../../../src/http/contract/documents.ts';
-import type { AgentRequest } from '../../../src/http/contract/agents.ts';
+import { addComment, resolveThread, type Thread } from '../../../src/contract/documents.ts';
+import type { AgentRequest } from '../../../src/contract/agents.ts';
 import { MentionBox } from './mention.tsx';
 import { ErrorNote, Loading } from './status.tsx';
 import type { Threads } from './threads.ts';

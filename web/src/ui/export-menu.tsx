@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
 import { ApiFailure } from '../api.ts';
-import { apiError } from '../../../src/http/contract/endpoint.ts';
+import { apiError } from '../../../src/contract/endpoint.ts';
 import { ErrorNote } from './status.tsx';
 
 const FORMAT_WORDS = { markdown: 'Markdown', html: 'HTML' } as const;

@@ -1,6 +1,6 @@
 import { useEffect, useId, useRef, useState, type KeyboardEvent } from 'react';
 import { call } from '../api.ts';
-import { mentionables, type Mentionables } from '../../../src/http/contract/people.ts';
+import { mentionables, type Mentionables } from '../../../src/contract/people.ts';
 
 interface Choice {
   /** What is inserted after `@`. */

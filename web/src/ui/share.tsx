@@ -6,7 +6,7 @@ import {
   sharingChoices,
   writeSharing,
   type SharingState,
-} from '../../../src/http/contract/sharing.ts';
+} from '../../../src/contract/sharing.ts';
 import { Field } from './field.tsx';
 import { ErrorNote } from './status.tsx';
 

@@ -2,8 +2,8 @@ import { useEffect, useRef, useState } from 'react';
 import { useLocation } from 'react-router';
 import { call } from '../api.ts';
 import { useResource, type Resource } from '../hooks.ts';
-import { readComments, type Thread } from '../../../src/http/contract/documents.ts';
-import { agentRequests, type AgentRequest } from '../../../src/http/contract/agents.ts';
+import { readComments, type Thread } from '../../../src/contract/documents.ts';
+import { agentRequests, type AgentRequest } from '../../../src/contract/agents.ts';
 
 export interface Threads {
   threads: Resource<Awaited<ReturnType<typeof readThreads>>>;

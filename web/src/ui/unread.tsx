@@ -2,7 +2,7 @@ import { useEffect } from 'react';
 import { NavLink, useLocation } from 'react-router';
 import { call } from '../api.ts';
 import { usePolling, useResource } from '../hooks.ts';
-import { markNotificationsRead, unreadNotifications } from '../../../src/http/contract/people.ts';
+import { markNotificationsRead, unreadNotifications } from '../../../src/contract/people.ts';
 
 /** Told whenever notifications are marked read here, so the menu's count follows at once. */
 const CHANGED = 'tandem:notifications-read';

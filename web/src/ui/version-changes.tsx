@@ -1,7 +1,7 @@
 import { call } from '../api.ts';
 import { useAction, useResource } from '../hooks.ts';
-import { versionChanges } from '../../../src/http/contract/document-versions.ts';
-import type { VersionRow } from '../../../src/http/contract/documents.ts';
+import { versionChanges } from '../../../src/contract/document-versions.ts';
+import type { VersionRow } from '../../../src/contract/documents.ts';
 import { Dialog } from './dialog.tsx';
 import { ErrorNote, Loading } from './status.tsx';
 import { When } from './time.tsx';

@@ -1,8 +1,8 @@
 import { useState } from 'react';
 import { call } from '../api.ts';
 import { useAction, useResource } from '../hooks.ts';
-import { listVersions, type VersionRow } from '../../../src/http/contract/documents.ts';
-import { undoVersion } from '../../../src/http/contract/document-versions.ts';
+import { listVersions, type VersionRow } from '../../../src/contract/documents.ts';
+import { undoVersion } from '../../../src/contract/document-versions.ts';
 import { ErrorNote, Loading } from './status.tsx';
 import { When } from './time.tsx';
 import { byline, ChangesDialog, RestoreDialog } from './version-changes.tsx';

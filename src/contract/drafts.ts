@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Trigger } from '../../flowplan/triggers.ts';
+import type { Trigger } from '../flowplan/triggers.ts';
 import { endpoint } from './endpoint.ts';
 
 /*

@@ -1,6 +1,6 @@
-import * as contract from './contract/drafts.ts';
-import { templates, templateSummary } from '../domains/automations/templates.ts';
-import { defineRoute } from './route.ts';
+import * as contract from '../../contract/drafts.ts';
+import { templates, templateSummary } from '../../domains/automations/templates.ts';
+import { defineRoute } from '../route.ts';
 
 const READ = ['automations:read'] as const;
 const WRITE = ['automations:write'] as const;

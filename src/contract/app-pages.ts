@@ -1,7 +1,8 @@
 /**
- * The app's own pages: each serves the web app, which draws the page from the JSON API. Reading
- * one changes nothing, so they are the only places on the app's origin that text people write
- * (a rendered document) may link to.
+ * The app's own pages: the server serves the web app on each (`src/http/web.ts`) and the app's
+ * router draws one component per route (`web/src/app.tsx`), from the JSON API. Reading one
+ * changes nothing, so they are the only places on the app's origin that text people write (a
+ * rendered document) may link to.
  */
 export const APP_ROUTES = [
   '/',
@@ -16,6 +17,7 @@ export const APP_ROUTES = [
   '/activity',
   '/settings',
 ] as const;
+export type AppRoute = (typeof APP_ROUTES)[number];
 
 const PATTERNS = APP_ROUTES.map(
   (route) => new RegExp(`^${route.replace(/:[a-z_]+/g, '[^/]+')}${route === '/' ? '' : '/?'}$`),

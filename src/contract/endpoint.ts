@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import type { QueryParam } from '../query.ts';
+
+/** One query parameter: its schema over the raw string, and what it must be, in words. */
+export interface QueryParam<T> {
+  schema: z.ZodType<T, string>;
+  rule: string;
+}
 
 type QuerySpec = Record<string, QueryParam<unknown>>;
 
@@ -74,6 +79,18 @@ export const apiError = z.looseObject({
 });
 export type ApiError = z.infer<typeof apiError>;
 export type PlanProblem = NonNullable<ApiError['errors']>[number];
+
+/** A whole number written in digits only (no sign, exponent, hex or spaces), from min to max. */
+export function integerParam(min: number, max: number): QueryParam<number> {
+  return {
+    schema: z
+      .string()
+      .regex(/^[0-9]+$/)
+      .transform(Number)
+      .pipe(z.number().int().min(min).max(max)),
+    rule: `an integer from ${min} to ${max}`,
+  };
+}
 
 /** A query parameter that is `true` or `false`. */
 export const flagParam = (): QueryParam<boolean> => ({

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import * as contract from './contract/sharing.ts';
-import { defineRoute } from './route.ts';
-import { renderMarkdown } from './sanitize.ts';
+import * as contract from '../../contract/sharing.ts';
+import { defineRoute } from '../route.ts';
+import { renderMarkdown } from '../sanitize.ts';
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 

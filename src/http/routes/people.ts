@@ -1,6 +1,6 @@
-import * as contract from './contract/people.ts';
-import { TOOLS } from '../mcp/registry.ts';
-import { defineRoute } from './route.ts';
+import * as contract from '../../contract/people.ts';
+import { TOOLS } from '../../mcp/registry.ts';
+import { defineRoute } from '../route.ts';
 
 /** Marking the person's notifications read. */
 export const personRoutes = [

@@ -1,5 +1,5 @@
-import * as contract from './contract/agents.ts';
-import { defineRoute } from './route.ts';
+import * as contract from '../../contract/agents.ts';
+import { defineRoute } from '../route.ts';
 
 /** Which agents are answering on a document's threads (for anyone who can open it). */
 export const agentRoutes = [

@@ -1,9 +1,9 @@
-import { versionActions } from '../domains/documents/restore.ts';
-import { agentBlocks } from '../domains/documents/attribution.ts';
-import { versionChanges } from '../domains/documents/undo.ts';
-import type { Services } from '../services.ts';
-import * as contract from './contract/document-versions.ts';
-import { defineRoute } from './route.ts';
+import { versionActions } from '../../domains/documents/restore.ts';
+import { agentBlocks } from '../../domains/documents/attribution.ts';
+import { versionChanges } from '../../domains/documents/undo.ts';
+import type { Services } from '../../services.ts';
+import * as contract from '../../contract/document-versions.ts';
+import { defineRoute } from '../route.ts';
 
 const actions = new WeakMap<Services, ReturnType<typeof versionActions>>();
 const actionsOf = (services: Services) => {

@@ -1,11 +1,11 @@
-import * as contract from './contract/documents.ts';
-import { defineRoute } from './route.ts';
+import * as contract from '../../contract/documents.ts';
+import { defineRoute } from '../route.ts';
 
 const READ = ['documents:read'] as const;
 const WRITE = ['documents:write'] as const;
 
 /** The documents list, read views, version rows and comment threads of documents and pages. */
-export const documentPageRoutes = [
+export const documentRoutes = [
   defineRoute({
     ...contract.listDocuments,
     description: 'every document, page and table the caller can open, most recently changed first',

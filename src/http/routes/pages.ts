@@ -1,6 +1,6 @@
-import * as contract from './contract/pages.ts';
-import { DomainError } from '../errors.ts';
-import { defineRoute } from './route.ts';
+import * as contract from '../../contract/pages.ts';
+import { DomainError } from '../../errors.ts';
+import { defineRoute } from '../route.ts';
 
 /** Where a page version is shown: a signed link on the pages origin and the frame's sandbox. */
 export type PageFrame = (pageId: string, version: number) => { src: string; sandbox: string };

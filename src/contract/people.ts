@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { integerParam } from '../query.ts';
-import { choiceParam, endpoint, textParam } from './endpoint.ts';
+import { choiceParam, endpoint, integerParam, textParam } from './endpoint.ts';
 
 const workspace = z.object({ workspace_id: z.string(), name: z.string() });
 
@@ -15,7 +14,8 @@ export const me = endpoint({
     workspace,
     workspaces: z.array(workspace),
     scopes: z.array(z.string()),
-    admin: z.boolean().optional(),
+    /** Whether they are an admin of this workspace (Settings shows more). */
+    admin: z.boolean(),
   }),
 });
 
@@ -23,7 +23,7 @@ export const me = endpoint({
 export const switchWorkspace = endpoint({
   method: 'PUT',
   path: '/me/workspace',
-  body: z.object({ workspace_id: z.string() }),
+  body: z.object({ workspace_id: z.string().min(1) }),
   output: z.object({ workspace }),
 });
 

@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import type { Trigger } from '../../flowplan/triggers.ts';
-import type { QueryParam } from '../query.ts';
-import { endpoint } from './endpoint.ts';
+import type { Trigger } from '../flowplan/triggers.ts';
+import { endpoint, type QueryParam } from './endpoint.ts';
 
 /** An instant as the automation APIs give it: ISO-8601 in UTC. */
 const instant = z.string();

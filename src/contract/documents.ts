@@ -1,19 +1,28 @@
 import { z } from 'zod';
-import { integerParam } from '../query.ts';
-import { endpoint, flagParam, textParam } from './endpoint.ts';
+import { endpoint, flagParam, integerParam, textParam } from './endpoint.ts';
 
 const artifactType = z.enum(['document', 'html_app', 'table']);
 const role = z.enum(['owner', 'editor', 'commenter', 'viewer']);
 
+/**
+ * A document, page or table as every listing gives it: list_documents, `GET /api/documents` and
+ * the documents.list_documents capability (which keeps a few of its fields).
+ */
 export const documentRow = z.object({
   document_id: z.string(),
   title: z.string(),
   type: artifactType,
   status: z.enum(['active', 'archived']),
+  /** Absent until a markdown projection exists; absent is not empty. */
   characters: z.number().optional(),
+  /** Milliseconds since the epoch, as is last_edited_at. */
   created_at: z.number(),
   last_edited_at: z.number(),
   version: z.number(),
+  /** The conversation it was made in, if any (list_documents only). */
+  conversation_id: z.string().optional(),
+  /** The pod it is shared with, if any (list_documents only). */
+  pod_id: z.string().optional(),
   scope: z.enum(['user', 'pod', 'org']),
   role,
   owner_label: z.string().optional(),
@@ -26,7 +35,8 @@ export const listDocuments = endpoint({
   path: '/documents',
   query: { query: textParam(200), cursor: textParam(1000), limit: integerParam(1, 50) },
   output: z.object({
-    documents: z.array(documentRow),
+    // The app's list does not say where a document was made or which pod it is shared with.
+    documents: z.array(documentRow.omit({ conversation_id: true, pod_id: true })),
     next_cursor: z.string().nullable(),
     truncated: z.boolean(),
   }),
@@ -66,7 +76,8 @@ export const readDocument = endpoint({
   }),
 });
 
-export const versionRow = z.object({
+/** A version of a document or page as get_document_versions and the app's list give it. */
+export const documentVersion = z.object({
   version_id: z.string(),
   doc_version: z.number(),
   reason: z.string(),
@@ -75,6 +86,10 @@ export const versionRow = z.object({
   author_label: z.string().optional(),
   instruction: z.string().optional(),
   created_at: z.number(),
+});
+
+/** A version row as the app's versions list shows it. */
+export const versionRow = documentVersion.extend({
   /** Whether an agent wrote it (for the author) or the author did. */
   by: z.enum(['agent', 'person']).optional(),
   /** The version the row stands for: what its write produced. */
@@ -91,12 +106,15 @@ export const listVersions = endpoint({
   output: z.object({ document_id: z.string(), versions: z.array(versionRow) }),
 });
 
-export const thread = z.object({
+/** A comment thread as read_comments and the JSON API give it; each door adds a field of its own. */
+export const commentThread = z.object({
   thread_id: z.string(),
   status: z.enum(['open', 'resolved']),
+  /** The quoted passage, when the thread is anchored. */
   anchor_excerpt: z.string().optional(),
   author_label: z.string(),
   body: z.string(),
+  /** Milliseconds since the epoch. */
   created_at: z.number(),
   replies: z.array(
     z.object({
@@ -107,7 +125,12 @@ export const thread = z.object({
       created_at: z.number(),
     }),
   ),
+  /** True when older replies were left out. */
   more_replies: z.boolean(),
+});
+
+/** A thread as the app reads it. */
+export const thread = commentThread.extend({
   /** A document's passage as Yjs relative positions (base64): the live editor follows it itself. */
   anchor_position: z.object({ rel_start: z.string(), rel_end: z.string() }).optional(),
 });
@@ -144,4 +167,15 @@ export const resolveThread = endpoint({
   path: '/documents/:id/threads/:thread_id',
   body: z.object({ resolved: z.custom<boolean>() }),
   output: z.object({ thread_id: z.string(), status: z.enum(['open', 'resolved']) }),
+});
+
+/**
+ * A one-minute ticket that opens one document on the live socket (`/collab`) once. The server
+ * mounts this route apart, at `/api/collab` (`src/http/collab-tickets.ts`).
+ */
+export const collabTicket = endpoint({
+  method: 'POST',
+  path: '/collab/tickets',
+  body: z.object({ document_id: z.custom<string>((v) => typeof v === 'string' && v !== '') }),
+  output: z.object({ ticket: z.string(), expires_at: z.number() }),
 });
