@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { call } from '../api.ts';
 import { useAction, useResource } from '../hooks.ts';
-import { disconnectModel, modelSettings, saveModel, testModel } from '../../../src/http/contract/settings.ts';
+import { disconnectModel, modelSettings, saveModel, testModel } from '../../../src/contract/settings.ts';
 import { Confirm } from '../ui/confirm.tsx';
 import { ErrorNote } from '../ui/status.tsx';
 
