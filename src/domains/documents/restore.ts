@@ -2,10 +2,11 @@ import { DomainError, invalid } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import { packText } from '../../storage/packed.ts';
 import type { Deps } from '../deps.ts';
+import type { Db } from '../../storage/schema.ts';
 import type { Actor } from '../workspace/actor.ts';
 import { versionText } from '../../storage/checkpoints.ts';
 import { editableDocument } from './edit-target.ts';
-import { leases } from './lease.ts';
+import { leases, type Leases } from './lease.ts';
 import type { VersionRow } from './live-doc.ts';
 import { blockArray, isDeleted, newBlock, projection, storedDigest } from './model.ts';
 import type { DocumentStore, LiveDoc } from './store.ts';
@@ -67,22 +68,9 @@ export function versionActions(deps: Deps, store: DocumentStore) {
     const version = await versionText(db, id, input.version_id);
     if (!version) throw invalid('That version is not one of this document’s versions');
     const markdown = version.text;
-    // A restore replaces the whole text, so it takes its turn with agents' writes: it waits for
-    // the one landing now to be stored, and the next waits for it. The two never interleave.
-    const held = await lease.acquire(id, newId('lease'));
-    try {
-      // Within the lease the role is checked again: it may have changed while the restore waited.
-      await editable(actor, id);
-      const live = await store.open(id);
-      store.beginWrite(live);
-      try {
-        return await replaceText(actor, live, markdown, version.docVersion);
-      } finally {
-        store.endWrite(live);
-      }
-    } finally {
-      await held.release();
-    }
+    return personTurn({ db, lease, store }, actor, id, (live) =>
+      replaceText(actor, live, markdown, version.docVersion),
+    );
   }
 
   /** Makes the document's text a version's, as this person, and stores it as a `restore` row. */
@@ -144,4 +132,31 @@ export function versionActions(deps: Deps, store: DocumentStore) {
   }
 
   return { restore, nameVersion };
+}
+
+/**
+ * A person's change of the whole text (a restore, an undo) takes its turn with agents' writes: it
+ * waits for the one landing now to be stored, and the next waits for it; the two never interleave.
+ * Within the lease the role is checked again (it may have changed while the person waited), and
+ * the live document is held for writing while `act` runs.
+ */
+export async function personTurn<T>(
+  on: { db: Db; lease: Leases; store: DocumentStore },
+  actor: Actor,
+  id: string,
+  act: (live: LiveDoc) => Promise<T>,
+): Promise<T> {
+  const held = await on.lease.acquire(id, newId('lease'));
+  try {
+    await editableDocument(on.db, actor, id);
+    const live = await on.store.open(id);
+    on.store.beginWrite(live);
+    try {
+      return await act(live);
+    } finally {
+      on.store.endWrite(live);
+    }
+  } finally {
+    await held.release();
+  }
 }

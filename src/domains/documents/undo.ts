@@ -1,5 +1,4 @@
 import { invalid } from '../../errors.ts';
-import { newId } from '../../ids.ts';
 import { unpackText } from '../../storage/packed.ts';
 import type { Deps } from '../deps.ts';
 import type { Actor } from '../workspace/actor.ts';
@@ -7,7 +6,7 @@ import { artifactFor } from '../policies/artifacts.ts';
 import { parseChanges, shownChanges, undoChanges, type WriteChanges } from './changes.ts';
 import { diffTexts } from './diff.ts';
 import { editableDocument, requireDocument } from './edit-target.ts';
-import { persistRestoreRow } from './restore.ts';
+import { persistRestoreRow, personTurn } from './restore.ts';
 import { leases } from './lease.ts';
 import type { DocumentStore } from './store.ts';
 
@@ -107,40 +106,29 @@ export function versionChanges(deps: Deps, store: DocumentStore) {
       );
     }
     const undone = madeVersion(row);
-    const held = await lease.acquire(id, newId('lease'));
-    try {
-      // Within the lease the role is checked again: it may have changed while the undo waited.
-      await editable(actor, id);
-      const live = await store.open(id);
-      store.beginWrite(live);
-      try {
-        await store.refresh(live);
-        // Edits not stored yet are stored first, as their own version.
-        await store.flush(id);
-        let result: { changes: WriteChanges; kept: string[] } = { changes: record, kept: [] };
-        live.doc.transact(() => (result = undoChanges(live.doc, record)), { person: actor.personId });
-        const { changes: made, kept } = result;
-        if (made.added.length + made.removed.length + made.changed.length === 0) {
-          const { version } = await db
-            .selectFrom('artifacts')
-            .select('version')
-            .where('id', '=', id)
-            .executeTakeFirstOrThrow();
-          return { document_id: id, new_version: version, undone_version: undone, kept, changed: false };
-        }
-        const version = await persistRestoreRow(store, live, actor, {
-          instruction: `undid version ${undone}`,
-          mode: 'undo',
-          kept_json: kept.length > 0 ? JSON.stringify({ count: kept.length, excerpts: kept }) : null,
-          changes_json: JSON.stringify(made),
-        });
-        return { document_id: id, new_version: version, undone_version: undone, kept, changed: true };
-      } finally {
-        store.endWrite(live);
+    return personTurn({ db, lease, store }, actor, id, async (live) => {
+      await store.refresh(live);
+      // Edits not stored yet are stored first, as their own version.
+      await store.flush(id);
+      let result: { changes: WriteChanges; kept: string[] } = { changes: record, kept: [] };
+      live.doc.transact(() => (result = undoChanges(live.doc, record)), { person: actor.personId });
+      const { changes: made, kept } = result;
+      if (made.added.length + made.removed.length + made.changed.length === 0) {
+        const { version } = await db
+          .selectFrom('artifacts')
+          .select('version')
+          .where('id', '=', id)
+          .executeTakeFirstOrThrow();
+        return { document_id: id, new_version: version, undone_version: undone, kept, changed: false };
       }
-    } finally {
-      await held.release();
-    }
+      const version = await persistRestoreRow(store, live, actor, {
+        instruction: `undid version ${undone}`,
+        mode: 'undo',
+        kept_json: kept.length > 0 ? JSON.stringify({ count: kept.length, excerpts: kept }) : null,
+        changes_json: JSON.stringify(made),
+      });
+      return { document_id: id, new_version: version, undone_version: undone, kept, changed: true };
+    });
   }
 
   return { changes, undo };
