@@ -10,6 +10,7 @@ import { duration, When } from '../ui/time.tsx';
 import { Rerun } from './automation-rerun.tsx';
 import { RunApprovals } from './run-approvals.tsx';
 import { StackTable } from '../ui/stack-table.tsx';
+import { useModal } from '../ui/dialog.tsx';
 import { causeText, isActive } from './automation-words.ts';
 
 const STATUS: Record<string, string> = {
@@ -79,13 +80,9 @@ function statusIn(run: Inspection) {
 
 /** A step's input and output whole, pretty-printed and copyable (secret-looking values masked). */
 function ShowAll({ node }: { node: RunNode }) {
-  const dialog = useRef<HTMLDialogElement>(null);
   const [open, setOpen] = useState(false);
+  const dialog = useModal(open);
   const [copied, setCopied] = useState<string | undefined>();
-  useEffect(() => {
-    const d = dialog.current;
-    if (open && d && !d.open) d.showModal();
-  }, [open]);
   const parts = [
     ['Input', node.input],
     ...(node.kind === 'agent' ? [['Prompt', node.instructions] as const] : []),

@@ -39,3 +39,15 @@ export function Dialog({
     </dialog>
   );
 }
+
+/** Keeps a `<dialog>` shown as a modal while `open` is true and closed otherwise; returns its ref. */
+export function useModal(open: boolean) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const d = ref.current;
+    if (!d) return;
+    if (open && !d.open) d.showModal();
+    if (!open && d.open) d.close();
+  }, [open]);
+  return ref;
+}

@@ -8,6 +8,7 @@ import {
   type SharingState,
 } from '../../../src/contract/sharing.ts';
 import { Field } from './field.tsx';
+import { useModal } from './dialog.tsx';
 import { ErrorNote } from './status.tsx';
 
 export type AudienceRole = 'editor' | 'commenter' | 'viewer';
@@ -193,18 +194,11 @@ function ShareForm({
  * name, each with a role. Saving applies at once, on open live connections too.
  */
 export function ShareButton({ artifactId, onSaved }: { artifactId: string; onSaved?: () => void }) {
-  const dialog = useRef<HTMLDialogElement>(null);
   const [open, setOpen] = useState(false);
+  const dialog = useModal(open);
   const [loaded, setLoaded] = useState<{ sharing: SharingState; choices: Choices } | undefined>();
   const [note, setNote] = useState('');
   const load = useAction();
-
-  useEffect(() => {
-    const d = dialog.current;
-    if (!d) return;
-    if (open && !d.open) d.showModal();
-    if (!open && d.open) d.close();
-  }, [open]);
 
   const start = async () => {
     setNote('');
