@@ -34,15 +34,16 @@ export function newDoc(s: StoreState, id: string): Y.Doc {
   return new Y.Doc();
 }
 
-export function live(
-  s: StoreState,
-  id: string,
-  doc: Y.Doc,
-  storedAt: number,
-  lastSeq: number,
-  logged: number,
-): LiveDoc {
-  const made = newLiveDoc(id, doc, storedAt, lastSeq, logged);
+/** Where a loaded document's storage stands: its snapshot's time, its last update, updates since. */
+export interface Stored {
+  storedAt: number;
+  lastSeq: number;
+  logged: number;
+}
+
+/** A live document whose changes reach every hook. */
+export function live(s: StoreState, id: string, doc: Y.Doc, stored: Stored): LiveDoc {
+  const made = newLiveDoc(id, doc, stored.storedAt, stored.lastSeq, stored.logged);
   followChanges(made, (update, change) => {
     for (const h of s.hookSets) h.changed?.(made, update, change);
   });

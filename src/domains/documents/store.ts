@@ -130,7 +130,7 @@ async function load(s: StoreState, id: string): Promise<LiveDoc> {
   let made: LiveDoc | undefined;
   try {
     const stored = await s.log.load(id, doc);
-    made = live(s, id, doc, stored.storedAt, stored.lastSeq, stored.logged);
+    made = live(s, id, doc, stored);
     // Blocks stored malformed before people's updates were judged whole are mended (and stored).
     const repaired = repairBlocks(id, doc) > 0;
     let shared = false;
@@ -165,7 +165,7 @@ function adopt(
     own = newDoc(s, id);
     Y.applyUpdate(own, Y.encodeStateAsUpdate(doc), LOAD_ORIGIN);
   }
-  const made = live(s, id, own, storedAt, 0, 0);
+  const made = live(s, id, own, { storedAt, lastSeq: 0, logged: 0 });
   made.digestVersion = digestVersion;
   keep(s, made);
   for (const h of s.hookSets) {
