@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import nodemailer, { type SendMailOptions, type Transporter } from 'nodemailer';
 import { z } from 'zod';
-import { checkedAddresses } from '../net/http-fetch.ts';
+import { checkedAddresses } from '../net/http-address.ts';
 import { invalid, StepError } from '../errors.ts';
 import { CONNECTOR_CAPS, type Net } from '../net/guarded-fetch.ts';
 import { defineConnectorCapability, defineNamespace, type Connection } from './capability.ts';

@@ -1,13 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import {
-  checkedAddresses,
-  nextHop,
-  readBody,
-  send,
-  urlProblem,
-  type Hop,
-  type Resolver,
-} from '../net/http-fetch.ts';
+import { checkedAddresses, type Resolver } from './http-address.ts';
+import { nextHop, readBody, send, urlProblem, type Hop } from './hops.ts';
 import { StepError } from '../errors.ts';
 
 /**

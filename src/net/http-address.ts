@@ -1,4 +1,7 @@
-import { isIPv4, isIPv6 } from 'node:net';
+import { lookup as systemLookup } from 'node:dns/promises';
+import type { LookupAddress } from 'node:dns';
+import { isIP, isIPv4, isIPv6 } from 'node:net';
+import { StepError } from '../errors.ts';
 
 /**
  * Which addresses are "inside": this machine, the private networks around it and the cloud's
@@ -104,4 +107,60 @@ export function insideAddress(address: string): string | undefined {
   const groups = v6Groups(address);
   if (groups) return insideV6(groups);
   return 'not an IP address';
+}
+
+export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
+
+const systemResolver: Resolver = (hostname) => systemLookup(hostname, { all: true, order: 'verbatim' });
+
+/** The host without the brackets of an IPv6 literal. */
+export function bareHost(url: URL): string {
+  return url.hostname.replace(/^\[|\]$/g, '');
+}
+
+function allowed(url: URL, allow: readonly string[]): boolean {
+  return allow.some((entry) => entry === url.host || entry === url.hostname);
+}
+
+/** Settles with `promise`, or rejects with the signal's reason as soon as it aborts. */
+function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  signal.throwIfAborted();
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+/**
+ * The addresses a hop may connect to: the host's own when it is an IP literal, else every address
+ * it resolves to; refused when one of them is inside and the host is not on the allow list.
+ */
+export async function checkedAddresses(
+  url: URL,
+  allow: readonly string[],
+  resolve: Resolver = systemResolver,
+  label = `${url.host}`,
+  signal: AbortSignal = new AbortController().signal,
+): Promise<LookupAddress[]> {
+  const listed = allowed(url, allow);
+  const host = bareHost(url);
+  const refuse = (why: string) =>
+    new StepError(
+      `${label} refused: ${why}; ${url.host} is not on the allow list (add it to TANDEM_HTTP_ALLOW if automations should reach it)`,
+    );
+  if (!listed && isMetadataHost(host)) throw refuse(`${host} is a cloud metadata host`);
+  const family = isIP(host);
+  if (family !== 0) {
+    const inside = insideAddress(host);
+    if (!listed && inside) throw refuse(`${host} is ${inside}`);
+    return [{ address: host, family }];
+  }
+  const addresses = await abortable(resolve(host), signal);
+  if (addresses.length === 0) throw new StepError(`${label} failed: ${host} has no address`);
+  for (const { address } of addresses) {
+    const inside = insideAddress(address);
+    if (!listed && inside) throw refuse(`${host} resolves to ${address}, ${inside}`);
+  }
+  return addresses;
 }

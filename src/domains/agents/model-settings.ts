@@ -1,7 +1,8 @@
 import { DomainError, invalid, StepError } from '../../errors.ts';
 import { chat, ModelError, type ModelConfig } from '../../model/model.ts';
 import { SealError } from '../connectors/secrets.ts';
-import { checkedAddresses, urlProblem } from '../../net/http-fetch.ts';
+import { checkedAddresses } from '../../net/http-address.ts';
+import { urlProblem } from '../../net/hops.ts';
 import { holdSecrets, maskSecrets } from '../../observability/secrets.ts';
 import type { Db } from '../../storage/schema.ts';
 import type { TestNet } from '../connectors/test-connection.ts';

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'react';
+import { useState } from 'react';
 import { Link } from 'react-router';
 import { call } from '../api.ts';
 import { usePolling, useResource } from '../hooks.ts';

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { useState, type FormEvent } from 'react';
 import { call } from '../api.ts';
 import { useAction } from '../hooks.ts';
 import {

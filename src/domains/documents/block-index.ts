@@ -1,0 +1,173 @@
+import * as Y from 'yjs';
+import { wellFormed } from './block-shape.ts';
+import type { BlockDigest } from './digest.ts';
+import { blockArray, blockText, isDeleted, type BlockMap } from './blocks.ts';
+
+/** What the projection and the digest need of a block, kept up to date as the block changes. */
+export interface BlockInfo {
+  map: BlockMap;
+  text: Y.Text;
+  deleted: boolean;
+  /** Its text, until the text changes. */
+  string: string | undefined;
+  /** Its digest entry, until the text changes. */
+  entry: string | undefined;
+}
+
+interface Derived {
+  /** What is known of each block the document has held. */
+  infos: Map<BlockMap, BlockInfo>;
+  /** Every block of the array in order, removed ones too, kept in step with the array's changes. */
+  all?: BlockInfo[];
+  projection?: string;
+  digest?: BlockDigest;
+  stored?: string;
+}
+
+/**
+ * What is derived from a document, so a write does not walk the Yjs structures more than it
+ * must: the block list follows the array's change events, each block's text and digest entry
+ * last until its text changes, the rest until the next transaction.
+ */
+const derived = new WeakMap<Y.Doc, Derived>();
+
+/** No transaction is running or has events still to deliver: what is read now may be kept. */
+export function settled(doc: Y.Doc): boolean {
+  return doc._transaction === null && doc._transactionCleanups.length === 0;
+}
+
+/** Stands in for the text of a malformed block, which reads as removed. */
+const NO_TEXT = new Y.Doc().getText('none');
+
+function newInfo(map: BlockMap): BlockInfo {
+  const ok = wellFormed(map);
+  return {
+    map,
+    text: ok ? blockText(map) : NO_TEXT,
+    deleted: !ok || isDeleted(map),
+    string: undefined,
+    entry: undefined,
+  };
+}
+
+function infoOf(infos: Map<BlockMap, BlockInfo>, map: BlockMap): BlockInfo {
+  let info = infos.get(map);
+  if (!info) {
+    info = newInfo(map);
+    infos.set(map, info);
+  }
+  return info;
+}
+
+export function derivedOf(doc: Y.Doc): Derived {
+  const known = derived.get(doc);
+  if (known) return known;
+  const cached: Derived = { infos: new Map() };
+  const { infos } = cached;
+  derived.set(doc, cached);
+  blockArray(doc).observe((event) => {
+    const all = cached.all;
+    if (!all) return;
+    let inStep = false;
+    try {
+      inStep = followChanges(all, infos, event.target, event.transaction);
+    } catch {
+      // Read afresh below.
+    }
+    if (!inStep) cached.all = undefined;
+  });
+  doc.on('afterTransaction', (tr: Y.Transaction) => {
+    cached.projection = cached.digest = cached.stored = undefined;
+    for (const type of tr.changed.keys()) {
+      const map = type instanceof Y.Text ? type.parent : type;
+      const info = map instanceof Y.Map ? infos.get(map) : undefined;
+      if (!info) continue;
+      if (type === map) {
+        // The block's own keys changed: its mark, its text, its id.
+        const ok = wellFormed(info.map);
+        info.deleted = !ok || isDeleted(info.map);
+        info.text = ok ? blockText(info.map) : NO_TEXT;
+      }
+      info.string = info.entry = undefined;
+    }
+  });
+  return cached;
+}
+
+/**
+ * Brings the block list in step with what a transaction did to the array, looking only at the
+ * items it added and removed. Says false when the list should rather be read afresh.
+ */
+function followChanges(
+  all: BlockInfo[],
+  infos: Map<BlockMap, BlockInfo>,
+  array: Y.Array<BlockMap>,
+  tr: Y.Transaction,
+): boolean {
+  const clients = tr.doc.store.clients;
+  const isNew = (item: Y.Item) => item.id.clock >= (tr.beforeState.get(item.id.client) ?? 0);
+  const isBlock = (struct: Y.Item | Y.GC): struct is Y.Item =>
+    struct instanceof Y.Item &&
+    struct.parent === array &&
+    struct.content instanceof Y.ContentType &&
+    struct.content.type instanceof Y.Map;
+  let inStep = true;
+  // Blocks the transaction took out of the array.
+  tr.deleteSet.clients.forEach((ranges, client) => {
+    const structs = clients.get(client);
+    if (!structs) return;
+    for (const { clock, len } of ranges) {
+      for (let i = Y.findIndexSS(structs, clock); i < structs.length; i++) {
+        const struct = structs[i]!;
+        if (struct.id.clock >= clock + len) break;
+        if (!isBlock(struct) || isNew(struct)) continue;
+        const info = infos.get((struct.content as Y.ContentType).type as BlockMap);
+        const at = info ? all.indexOf(info) : -1;
+        if (at < 0) inStep = false;
+        else all.splice(at, 1);
+      }
+    }
+  });
+  // Blocks it put in, in the order they were made: each goes right after the nearest block to
+  // its left already in the list, which puts every one in its place.
+  const placed = new Set<Y.Item>();
+  tr.afterState.forEach((after, client) => {
+    const before = tr.beforeState.get(client) ?? 0;
+    const structs = clients.get(client);
+    if (after <= before || !structs) return;
+    for (let i = Y.findIndexSS(structs, before); i < structs.length; i++) {
+      const struct = structs[i]!;
+      if (!isBlock(struct) || struct.deleted) continue;
+      let left = struct.left;
+      while (left && (left.deleted || (isNew(left) && !placed.has(left)))) left = left.left;
+      const leftInfo = left ? infos.get((left.content as Y.ContentType).type as BlockMap) : undefined;
+      const at = left ? (leftInfo ? all.lastIndexOf(leftInfo) : -1) + 1 : 0;
+      if (left && at === 0) inStep = false;
+      else all.splice(at, 0, infoOf(infos, (struct.content as Y.ContentType).type as BlockMap));
+      placed.add(struct);
+    }
+  });
+  return inStep && all.length === array.length;
+}
+
+/** Every block of the array in order, removed ones included. */
+export function allInfos(doc: Y.Doc): readonly BlockInfo[] {
+  const cached = derivedOf(doc);
+  // Within a transaction the list is read afresh: it follows the array's events, which come after.
+  const keep = settled(doc);
+  if (cached.all && keep) return cached.all;
+  const out: BlockInfo[] = [];
+  // The array's items in order, without building its content: one block per item not removed.
+  for (let item = blockArray(doc)._start; item !== null; item = item.right) {
+    if (item.deleted || !(item.content instanceof Y.ContentType) || !(item.content.type instanceof Y.Map))
+      continue;
+    const map = item.content.type as BlockMap;
+    out.push(keep ? infoOf(cached.infos, map) : newInfo(map));
+  }
+  if (keep) cached.all = out;
+  return out;
+}
+
+export function stringOf(info: BlockInfo): string {
+  return (info.string ??= info.text.toString());
+}
