@@ -4,7 +4,7 @@ import { decideApproval } from './approvals.ts';
 import { approvalCard, capabilityLookup } from './approval-cards.ts';
 import { automationsContext, type AutomationOptions } from './context.ts';
 import { automationControls } from './controls.ts';
-import { draftVersion, type DraftArgs, type DraftOptions } from './drafts.ts';
+import { draftVersion, type DraftArgs, type DraftOptions } from './draft-version.ts';
 import { publish, type PublishArgs } from './publish.ts';
 import { automationQueries } from './queries.ts';
 import { sessionView } from './session-view.ts';
