@@ -1,8 +1,8 @@
 import type { Binding } from './bindings.ts';
 
 /*
- * A step's form, built from its capability's input schema (as describe_capabilities renders it)
- * or from its node kind's shape: one field per input, of a kind a person can fill in (text,
+ * A step's form, built from its capability's input schema (as describe_capabilities renders it;
+ * node-form.ts does the same from a node kind's shape): one field per input, of a kind a person can fill in (text,
  * numbers, choices, yes/no, lists), and the values those fields hold turned into the plan's
  * bindings and back. Pure: the app draws the fields, the validator checks what they make.
  */
@@ -29,6 +29,14 @@ export interface FormField {
   format?: string;
   /** Whether an agent's or a step's output may be bound to it (every input but a yes/no). */
   bindable: boolean;
+  /** Where the value lives in the node; a capability's input field (`['input', name]`) when absent. */
+  at?: string[];
+  /** Stored as a value of the node's shape (an op, a count), not as a binding. */
+  plain?: boolean;
+  /** A list that may instead be one of these words (approvers: `creator`, `admins` or addresses). */
+  words?: string[];
+  /** Words for a choice's values (a subflow's automation by its name). */
+  optionLabels?: Record<string, string>;
 }
 
 /** What a field holds: a value typed in, or a binding picked from earlier steps or the trigger. */
@@ -97,31 +105,6 @@ export function formFields(schema: JsonSchema): FormField[] {
     };
   });
   return [...fields.filter((f) => f.required), ...fields.filter((f) => !f.required)];
-}
-
-/** The fields of a node kind's own shape that hold bindings or numbers (besides a capability's input). */
-export function shapeFields(kind: string): FormField[] {
-  const text = (name: string, label: string): FormField => ({
-    name,
-    label,
-    kind: 'long_text',
-    required: true,
-    bindable: true,
-  });
-  switch (kind) {
-    case 'approval':
-      return [text('message', 'Message')];
-    case 'notify':
-      return [text('message', 'Message')];
-    case 'agent':
-      return [text('instructions', 'Instructions')];
-    case 'delay':
-      return [
-        { name: 'seconds', label: 'Seconds', kind: 'integer', required: true, min: 1, bindable: false },
-      ];
-    default:
-      return [];
-  }
 }
 
 function literalText(field: FormField, value: unknown): string {
@@ -197,6 +180,8 @@ const TRIGGER_FIELDS: Record<string, string[]> = {
   schedule: ['scheduled_for', 'fired_at', 'timezone'],
   connector_event: ['provider', 'event', 'data'],
   github_event: ['event', 'action', 'repo', 'payload'],
+  /** Inside a map's body, the trigger is the item and its index. */
+  map: ['item', 'index'],
 };
 
 interface PlanLike {
@@ -246,7 +231,7 @@ export function sourcesFor(
   }
   const triggerFields = triggerKind
     ? (TRIGGER_FIELDS[triggerKind] ?? [])
-    : Object.values(TRIGGER_FIELDS).flat();
+    : Object.entries(TRIGGER_FIELDS).flatMap(([kind, fields]) => (kind === 'map' ? [] : fields));
   for (const path of [...new Set(triggerFields)]) {
     sources.push({ label: `Trigger: ${fieldLabel(path).toLowerCase()}`, value: { source: 'trigger', path } });
   }
@@ -256,13 +241,3 @@ export function sourcesFor(
 /** A source's value as one string, for a list box's option. */
 export const sourceKey = (v: Source['value']) =>
   v.source === 'ref' ? `ref:${v.node}:${v.path}` : `trigger:${v.path}`;
-
-/** Where a validator error points inside a step: the input field it names, if any. */
-export function errorField(path: readonly (string | number)[]): string | undefined {
-  const at = path.lastIndexOf('input');
-  if (at >= 0 && typeof path[at + 1] === 'string') return path[at + 1] as string;
-  for (const name of ['message', 'instructions', 'seconds', 'until', 'items']) {
-    if (path.includes(name)) return name;
-  }
-  return undefined;
-}

@@ -24,11 +24,15 @@ export const draftRoutes = [
   }),
   defineRoute({
     ...contract.listCapabilities,
-    description: 'the capabilities the caller may use, with their input and output schemas',
+    description: 'the capabilities the caller may use with their schemas, and the node kinds’ shapes',
     scopes: READ,
     handler: async ({ services, actor }) => {
       const described = await services.automations.describe(actor, {});
-      return { namespaces: described.namespaces };
+      return {
+        namespaces: described.namespaces,
+        node_shapes: described.node_shapes,
+        transform_ops: described.transform_ops,
+      };
     },
   }),
   defineRoute({

@@ -135,7 +135,7 @@ export const describeDraft = endpoint({
 
 const schema = z.record(z.string(), z.unknown());
 
-/** The capabilities a person may use, with their input and output schemas: what step forms are built from. */
+/** The capabilities a person may use with their schemas, and the node kinds' shapes: what step forms are built from. */
 export const listCapabilities = endpoint({
   method: 'GET',
   path: '/automation-capabilities',
@@ -155,5 +155,8 @@ export const listCapabilities = endpoint({
         ),
       }),
     ),
+    /** Each node kind's shape and each transform op's input, args and output, as describe_capabilities renders them. */
+    node_shapes: z.record(z.string(), schema),
+    transform_ops: z.record(z.string(), schema),
   }),
 });
