@@ -80,13 +80,17 @@ function parsePlan(text: string): PlanLike | undefined {
   return undefined;
 }
 
-/** The nodes reachable from `id` along the level's edges (a branch's arm may not lead back). */
+/** `id` and the nodes upstream of it on its level (a branch's arm may not lead back to them). */
 function upstreamAndSelf(edges: EdgeLike[], id: string): Set<string> {
   const seen = new Set([id]);
   const stack = [id];
   while (stack.length) {
     const at = stack.pop() as string;
-    for (const e of edges) if (e.to === at && !seen.has(e.from)) (seen.add(e.from), stack.push(e.from));
+    for (const e of edges) {
+      if (e.to !== at || seen.has(e.from)) continue;
+      seen.add(e.from);
+      stack.push(e.from);
+    }
   }
   return seen;
 }
