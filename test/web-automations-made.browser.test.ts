@@ -347,6 +347,79 @@ for (const db of DATABASES) {
       await page.close();
     });
 
+    it('edits a branch and a map in their forms: the validator’s error at the map’s field, then a republish', async () => {
+      const actor = app.h.actor('ada@acme.test');
+      const draft = await app.h.services.automations.draft(actor, {
+        plan_json: branchingPlan(acme(app.h).artifacts.roadmap!),
+        ask: 'Read the roadmap and act on its length.',
+      });
+      const published = await app.h.services.automations.publish(actor, {
+        flow_version_id: draft.flow_version_id,
+        name: `Branches ${++counter}`,
+        trigger: DAILY,
+      });
+      const page = await open(ada, app.url(`/automations/${published.automation_id}`));
+      const editor = page.getByRole('region', { name: 'Edit and publish' });
+      const branch = editor.getByRole('group', { name: 'Step Is it long?' });
+      // The branch's condition and arms are fields of its own shape.
+      assert.equal(await branch.getByLabel('Compare with', { exact: true }).inputValue(), 'gt');
+      assert.equal(await branch.getByLabel('If true, go on to (optional)').inputValue(), 'each');
+      assert.equal(await branch.getByLabel('If false, go on to (optional)').inputValue(), 'short_note');
+      await branch.getByLabel('Compare with', { exact: true }).selectOption('lt');
+      await branch.getByLabel('Compared to', { exact: true }).fill('5000');
+      // The map: its items, result and concurrency; its body's steps are forms inside it.
+      const map = editor.getByRole('group', { name: 'Step For each part' });
+      assert.equal(await map.getByLabel('Result', { exact: true }).inputValue(), 'tell');
+      const body = map.getByRole('group', { name: 'Steps for each item of For each part' });
+      const shout = body.getByRole('group', { name: 'Step Shout it' });
+      assert.equal(await shout.getByLabel('Template', { exact: true }).inputValue(), '{{v}}!');
+      assert.equal(await shout.getByLabel('V: value from').inputValue(), 'trigger:item');
+      const concurrency = map.getByLabel('Concurrency (optional)');
+      await concurrency.fill('20');
+      await editor.getByRole('button', { name: 'Publish' }).click();
+      await editor.getByRole('list', { name: 'Problems in the plan' }).waitFor();
+      assert.equal(await concurrency.getAttribute('aria-invalid'), 'true');
+      const errorId = await concurrency.getAttribute('aria-describedby');
+      assert.match(await page.locator(`#${errorId}`).innerText(), /concurrency must be at most 10/);
+      await branch.scrollIntoViewIfNeeded();
+      await shot(page, 'branch-map-form-error-1280', editor.getByRole('group', { name: 'Step Is it long?' }));
+      await shot(page, 'map-form-error-1280', map);
+      const small = await open(phone, app.url(`/automations/${published.automation_id}`));
+      const smallEditor = small.getByRole('region', { name: 'Edit and publish' });
+      const smallMap = smallEditor.getByRole('group', { name: 'Step For each part' });
+      await smallMap.getByLabel('Concurrency (optional)').fill('20');
+      await smallEditor
+        .getByRole('group', { name: 'Step Is it long?' })
+        .getByLabel('Compared to', { exact: true })
+        .fill('');
+      await smallEditor.getByRole('button', { name: 'Publish' }).click();
+      await smallEditor.getByRole('list', { name: 'Problems in the plan' }).waitFor();
+      const overflow = await small.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      assert.ok(overflow <= 0, `the page is ${overflow}px wider than a 390px screen`);
+      await shot(small, 'branch-form-390', smallEditor.getByRole('group', { name: 'Step Is it long?' }));
+      await shot(small, 'map-form-error-390', smallMap);
+      await small.close();
+
+      await concurrency.fill('2');
+      // The same plan shows in Edit as JSON.
+      await editor.getByRole('button', { name: 'Edit as JSON' }).click();
+      assert.match(await editor.getByLabel('Plan (JSON)').inputValue(), /"concurrency": 2/);
+      await editor.getByRole('button', { name: 'Publish' }).click();
+      await editor.getByRole('status').filter({ hasText: 'Published version 2.' }).waitFor();
+      const detail = await app.h.services.automations.read(actor, {
+        automation_id: published.automation_id,
+        include_plan: true,
+      });
+      const nodes = (detail.plan_json as { nodes: Json[] }).nodes;
+      assert.deepEqual(nodes.find((n) => n.id === 'long')?.condition, {
+        op: 'lt',
+        left: { kind: 'ref', node: 'read', path: 'size_chars' },
+        right: { kind: 'literal', value: '5000' },
+      });
+      assert.equal(nodes.find((n) => n.id === 'each')?.concurrency, 2);
+      await page.close();
+    });
+
     it('lists every step of a run, those not started too, and opens a step’s input and output whole', async () => {
       const published = await publishDigest();
       const started = await app.h.services.automations.run(app.h.actor('ada@acme.test'), {
