@@ -414,7 +414,7 @@ for (const db of DATABASES) {
       assert.deepEqual(nodes.find((n) => n.id === 'long')?.condition, {
         op: 'lt',
         left: { kind: 'ref', node: 'read', path: 'size_chars' },
-        right: { kind: 'literal', value: '5000' },
+        right: { kind: 'literal', value: 5000 },
       });
       assert.equal(nodes.find((n) => n.id === 'each')?.concurrency, 2);
       await page.close();

@@ -61,7 +61,7 @@ function bindingField(name: string, at: string[], required: boolean, description
   return {
     name: at.join('.'),
     label: fieldLabel(name),
-    kind: LONG.test(name) ? 'long_text' : 'text',
+    kind: LONG.test(name) ? 'long_text' : 'value',
     required,
     bindable: true,
     at,

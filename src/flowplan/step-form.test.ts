@@ -232,15 +232,13 @@ describe('step forms built from node kinds’ shapes', () => {
           field.name === 'args.template'
             ? 'Hello {{name}}'
             : field.name === 'items'
-              ? '["a", "b"]'
+              ? '["a","b"]'
               : typed(field);
-        const made =
-          field.name === 'items' ? { binding: lit(['a', 'b']) } : bindingOf(field, { source: 'value', text });
+        const made = bindingOf(field, { source: 'value', text });
         assert.equal(made.error, undefined, `${kind}.${field.name}: ${made.error}`);
         node = withField(node, field, made.binding);
         // The form shows again what was typed.
-        if (field.name !== 'items')
-          assert.deepEqual(valueOf(field, fieldBinding(node, field)), { source: 'value', text });
+        assert.deepEqual(valueOf(field, fieldBinding(node, field)), { source: 'value', text });
       }
       const nodes: unknown[] = [node];
       const edges: unknown[] = [];
@@ -286,11 +284,16 @@ describe('step forms built from node kinds’ shapes', () => {
     assert.deepEqual(
       map.map((f) => [f.name, f.kind]),
       [
-        ['items', 'text'],
+        ['items', 'value'],
         ['result', 'choice'],
         ['concurrency', 'integer'],
       ],
     );
     assert.deepEqual(map[1]!.options, ['say']);
+    // An any-value field reads what is typed as JSON when it is, else as text.
+    assert.deepEqual(bindingOf(map[0]!, { source: 'value', text: '["a","b"]' }), {
+      binding: lit(['a', 'b']),
+    });
+    assert.deepEqual(bindingOf(map[0]!, { source: 'value', text: 'a, b' }), { binding: lit('a, b') });
   });
 });

@@ -9,7 +9,9 @@ import type { Binding } from './bindings.ts';
 
 export type JsonSchema = Record<string, unknown>;
 
-export type FieldKind = 'text' | 'long_text' | 'integer' | 'number' | 'boolean' | 'choice' | 'list' | 'json';
+/** `value`: any value — what is typed is read as JSON when it is (a number, a list), else as text. */
+export type FieldKind =
+  'text' | 'long_text' | 'integer' | 'number' | 'boolean' | 'choice' | 'list' | 'json' | 'value';
 
 export interface FormField {
   /** The input's name in the plan (`document_id`). */
@@ -111,6 +113,7 @@ function literalText(field: FormField, value: unknown): string {
   if (value === undefined || value === null) return '';
   if (field.kind === 'list' && Array.isArray(value)) return value.map(String).join('\n');
   if (field.kind === 'json') return JSON.stringify(value, null, 2);
+  if (field.kind === 'value' && typeof value !== 'string') return JSON.stringify(value);
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   return JSON.stringify(value);
@@ -135,7 +138,7 @@ export function bindingOf(field: FormField, value: FieldValue): Converted {
   if (value.source === 'ref') return { binding: { kind: 'ref', node: value.node, path: value.path } };
   if (value.source === 'trigger') return { binding: { kind: 'trigger', path: value.path } };
   const text = value.text;
-  if (text.trim() === '' && field.kind !== 'text' && field.kind !== 'long_text') {
+  if (text.trim() === '' && !['text', 'long_text', 'value'].includes(field.kind)) {
     return field.required ? { error: `${field.label} is required` } : {};
   }
   if (text === '' && !field.required) return {};
@@ -158,6 +161,12 @@ export function bindingOf(field: FormField, value: FieldValue): Converted {
           .map((s) => s.trim())
           .filter(Boolean),
       );
+    case 'value':
+      try {
+        return literal(JSON.parse(text));
+      } catch {
+        return literal(text);
+      }
     case 'json':
       try {
         return literal(JSON.parse(text));
