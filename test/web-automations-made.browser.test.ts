@@ -147,7 +147,7 @@ for (const db of DATABASES) {
       await model?.close();
     });
 
-    it('drafts a template, dry-runs it and publishes it; list_automations then lists it', async () => {
+    it('drafts a template, dry-runs it (it stays a draft) and publishes it; list_automations then lists it', async () => {
       const page = await open(ada, app.url('/automations'));
       await page.getByRole('button', { name: 'New automation' }).click();
       const dialog = page.getByRole('dialog', { name: 'New automation' });
@@ -184,9 +184,18 @@ for (const db of DATABASES) {
       await page.getByRole('region', { name: 'Plan diagram' }).first().waitFor();
       await page.getByRole('list', { name: 'Legend' }).waitFor();
       await shot(page, 'draft-dry-run-1280');
+      // The run is shown like any run, marked Simulated, and the draft is still only a draft.
+      await page.getByRole('heading', { name: /^Simulated run run_/ }).waitFor();
       let listed = ok(await (await app.h.as('ada@acme.test')).call('list_automations', {}));
-      const paused = (listed.automations as Json[]).find((a) => a.name === 'Weekly digest');
-      assert.equal(paused?.enabled, false, 'the dry run published it paused');
+      assert.equal(
+        (listed.automations as Json[]).find((a) => a.name === 'Weekly digest'),
+        undefined,
+        'the dry run published nothing',
+      );
+      const drafts = await app.h.services.drafts.list(app.h.actor('ada@acme.test'));
+      assert.ok(
+        drafts.drafts.some((d) => d.name === 'Weekly digest' && page.url().includes(d.flow_version_id)),
+      );
 
       await page.getByRole('button', { name: 'Publish' }).click();
       await page.waitForURL(/\/automations\/aut_/);

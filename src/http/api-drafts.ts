@@ -81,9 +81,16 @@ export const draftRoutes = [
   }),
   defineRoute({
     ...contract.dryRunDraft,
-    description: 'dry-run a draft: it is published paused, then run with every write simulated',
+    description: 'dry-run a draft as it is, every write simulated; nothing is published',
     scopes: WRITE,
-    bodyHint: 'Send JSON: {"trigger": {...}, "name": "...", "scope"?: "personal" | "workspace"}',
-    handler: ({ services, actor, params, body }) => services.draftActions.dryRun(actor, params.id, body),
+    bodyHint: 'Send JSON: {}',
+    handler: ({ services, actor, params }) => services.automations.draftRuns.dryRun(actor, params.id),
+  }),
+  defineRoute({
+    ...contract.readDraftRun,
+    description: 'one dry run of a draft in full: each step’s status, attempts, timing, error and output',
+    scopes: READ,
+    handler: ({ services, actor, params }) =>
+      services.automations.draftRuns.read(actor, params.id, params.run_id),
   }),
 ];

@@ -25,6 +25,7 @@ import * as m017 from './migrations/017_version_changes.ts';
 import * as m018 from './migrations/018_names_and_uses.ts';
 import * as m019 from './migrations/019_draft_origin.ts';
 import * as m022 from './migrations/022_sharing.ts';
+import * as m024 from './migrations/024_draft_runs.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -75,6 +76,7 @@ const migrations: [string, Migration][] = [
   ['018_names_and_uses', m018],
   ['019_draft_origin', m019],
   ['022_sharing', m022],
+  ['024_draft_runs', m024],
 ];
 
 export async function openStorage(options: StorageOptions): Promise<Storage> {

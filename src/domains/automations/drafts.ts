@@ -107,7 +107,7 @@ export function draftsService(deps: Deps, options: { publicUrl?: string | undefi
     },
     /**
      * One of the caller's drafts with its plan and the trigger it proposes; anyone else's is not
-     * found. A draft published since (a dry run publishes it paused) names its automation.
+     * found. A draft published since names its automation.
      */
     async read(actor: Actor, flowVersionId: unknown) {
       const missing = () => new DomainError('not_found', 'Draft not found');

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { runInspection } from './automations.ts';
 import type { Trigger } from '../../flowplan/triggers.ts';
 import { endpoint } from './endpoint.ts';
 
@@ -82,11 +83,19 @@ export const publishDraft = endpoint({
   }),
 });
 
+/** A dry run of the draft as it is: nothing is published, the run belongs to the draft. */
 export const dryRunDraft = endpoint({
   method: 'POST',
   path: '/drafts/:id/dry-run',
-  body: publishBody,
-  output: z.object({ automation_id: z.string(), run_id: z.string(), enabled: z.boolean() }),
+  body: z.object({}),
+  output: z.object({ flow_version_id: z.string(), run_id: z.string(), dry_run: z.literal(true) }),
+});
+
+/** One dry run of a draft in full, as an automation's run is read. */
+export const readDraftRun = endpoint({
+  method: 'GET',
+  path: '/drafts/:id/runs/:run_id',
+  output: runInspection,
 });
 
 export const templateField = z.object({
