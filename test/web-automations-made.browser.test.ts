@@ -16,7 +16,7 @@ import {
 } from './support/automations.ts';
 import { DATABASES } from './support/databases.ts';
 import { acme } from './support/harness.ts';
-import { startModelServer, textReply, type ModelServer } from './support/model-server.ts';
+import { errorReply, startModelServer, textReply, type ModelServer } from './support/model-server.ts';
 import { ok } from './support/results.ts';
 import { open, openWebApp, SKIP_BROWSER, type WebApp } from './support/web.ts';
 
@@ -240,6 +240,35 @@ for (const db of DATABASES) {
       const drafts = page.getByRole('table', { name: 'Drafts' });
       const row = drafts.getByRole('row').filter({ hasText: 'Roadmap to the session' });
       assert.match(await row.innerText(), /@Builder for Ada Lovelace/);
+      await page.close();
+    });
+
+    it('drafts from a sentence without holding the request: a progress state, then one sentence when it fails', async () => {
+      // The model refuses every call: the drafting fails in the background, after the request answered.
+      for (let i = 0; i < 8; i++) model.replies.push(() => errorReply(400, 'the stand-in model refuses'));
+      const page = await open(ada, app.url('/automations'));
+      await page.getByRole('button', { name: 'New automation' }).click();
+      const describeIt = page
+        .getByRole('dialog', { name: 'New automation' })
+        .getByRole('region', { name: 'Describe it' });
+      await describeIt.getByLabel('What should it do, and when?').fill('Tell me about the roadmap.');
+      const response = page.waitForResponse((r) => r.url().endsWith('/api/drafts/describe'));
+      await describeIt.getByRole('button', { name: 'Draft it' }).click();
+      const started = (await (await response).json()) as Json;
+      assert.equal(started.status, 'drafting', 'the request answers before the model is called');
+      // Until the dialog next asks (half a second on), it says @Builder is drafting.
+      await describeIt
+        .getByRole('status')
+        .filter({ hasText: /@Builder is drafting it/ })
+        .waitFor();
+      const alert = describeIt.getByRole('alert');
+      await alert.waitFor();
+      assert.match(
+        await alert.innerText(),
+        /^@Builder could not reach the model \(.*\); try again in a moment\.$/,
+      );
+      assert.equal(await describeIt.getByRole('button', { name: 'Draft it' }).isEnabled(), true);
+      model.replies.length = 0;
       await page.close();
     });
 

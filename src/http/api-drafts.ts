@@ -47,10 +47,17 @@ export const draftRoutes = [
   }),
   defineRoute({
     ...contract.describeDraft,
-    description: '@Builder drafts an automation from a sentence (needs a model)',
+    description: '@Builder starts drafting an automation from a sentence (needs a model); answers at once',
     scopes: WRITE,
     bodyHint: 'Send JSON: {"sentence": "..."}',
-    handler: ({ services, actor, body }) => services.describeIt.draft(actor, body.sentence),
+    handler: async ({ services, actor, body }) => services.describeIt.start(actor, body.sentence),
+  }),
+  defineRoute({
+    ...contract.describeStatus,
+    description:
+      'where a drafting from a sentence is: drafting, drafted (with its draft) or failed (with why)',
+    scopes: READ,
+    handler: async ({ services, actor, params }) => services.describeIt.status(actor, params.id),
   }),
   defineRoute({
     ...contract.readDraft,

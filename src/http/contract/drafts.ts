@@ -135,11 +135,25 @@ export const draftFromTemplate = endpoint({
   output: drafted,
 });
 
+/** A drafting by @Builder from a sentence: under way, done with its draft, or failed with why. */
+const drafting = z.discriminatedUnion('status', [
+  z.object({ request_id: z.string(), status: z.literal('drafting') }),
+  z.object({ request_id: z.string(), status: z.literal('drafted'), flow_version_id: z.string() }),
+  z.object({ request_id: z.string(), status: z.literal('failed'), error: z.string() }),
+]);
+
+/** Starts @Builder drafting from a sentence; answers at once (read the outcome with describeStatus). */
 export const describeDraft = endpoint({
   method: 'POST',
   path: '/drafts/describe',
   body: z.object({ sentence: checked<string>() }),
-  output: drafted,
+  output: drafting,
+});
+
+export const describeStatus = endpoint({
+  method: 'GET',
+  path: '/drafts/describe/:id',
+  output: drafting,
 });
 
 const schema = z.record(z.string(), z.unknown());
