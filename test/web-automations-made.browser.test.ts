@@ -393,7 +393,7 @@ for (const db of DATABASES) {
       await page.close();
     });
 
-    it('edits a branch and a map in their forms: the validator’s error at the map’s field, then a republish', async () => {
+    it('edits a branch and a map in their forms: the validator’s errors at the map’s and the branch’s fields, then a republish', async () => {
       const actor = app.h.actor('ada@acme.test');
       const draft = await app.h.services.automations.draft(actor, {
         plan_json: branchingPlan(acme(app.h).artifacts.roadmap!),
@@ -428,22 +428,39 @@ for (const db of DATABASES) {
       const errorId = await concurrency.getAttribute('aria-describedby');
       assert.match(await page.locator(`#${errorId}`).innerText(), /concurrency must be at most 10/);
       await branch.scrollIntoViewIfNeeded();
-      await shot(page, 'branch-map-form-error-1280', editor.getByRole('group', { name: 'Step Is it long?' }));
+      await shot(page, 'branch-form-1280', editor.getByRole('group', { name: 'Step Is it long?' }));
       await shot(page, 'map-form-error-1280', map);
       const small = await open(phone, app.url(`/automations/${published.automation_id}`));
       const smallEditor = small.getByRole('region', { name: 'Edit and publish' });
       const smallMap = smallEditor.getByRole('group', { name: 'Step For each part' });
       await smallMap.getByLabel('Concurrency (optional)').fill('20');
-      await smallEditor
-        .getByRole('group', { name: 'Step Is it long?' })
-        .getByLabel('Compared to', { exact: true })
-        .fill('');
+      // A branch whose value names a step that does not exist (typed in Edit as JSON): the
+      // validator's error is placed at the branch's Value field.
+      await smallEditor.getByRole('button', { name: 'Edit as JSON' }).click();
+      const smallJson = smallEditor.getByLabel('Plan (JSON)');
+      await smallJson.fill((await smallJson.inputValue()).replace('"node": "read"', '"node": "nowhere"'));
+      await smallEditor.getByRole('button', { name: 'Edit as JSON' }).click();
       await smallEditor.getByRole('button', { name: 'Publish' }).click();
       await smallEditor.getByRole('list', { name: 'Problems in the plan' }).waitFor();
+      const value = smallEditor
+        .getByRole('group', { name: 'Step Is it long?' })
+        .getByLabel('Value', { exact: true });
+      const valueError = await small.locator(`#${await value.getAttribute('aria-describedby')}`).innerText();
+      assert.match(valueError, /nowhere/);
       const overflow = await small.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       assert.ok(overflow <= 0, `the page is ${overflow}px wider than a 390px screen`);
-      await shot(small, 'branch-form-390', smallEditor.getByRole('group', { name: 'Step Is it long?' }));
+      await shot(
+        small,
+        'branch-form-error-390',
+        smallEditor.getByRole('group', { name: 'Step Is it long?' }),
+      );
       await shot(small, 'map-form-error-390', smallMap);
+      await small.setViewportSize({ width: 1280, height: 900 });
+      await shot(
+        small,
+        'branch-form-error-1280',
+        smallEditor.getByRole('group', { name: 'Step Is it long?' }),
+      );
       await small.close();
 
       await concurrency.fill('2');
