@@ -185,7 +185,11 @@ for (const db of DATABASES) {
       await page.getByRole('list', { name: 'Legend' }).waitFor();
       await shot(page, 'draft-dry-run-1280');
       // The run is shown like any run, marked Simulated, and the draft is still only a draft.
-      await page.getByRole('heading', { name: /^Simulated run run_/ }).waitFor();
+      await page
+        .getByRole('region', { name: /^Run run_/ })
+        .getByText('Simulated', { exact: true })
+        .first()
+        .waitFor();
       let listed = ok(await (await app.h.as('ada@acme.test')).call('list_automations', {}));
       assert.equal(
         (listed.automations as Json[]).find((a) => a.name === 'Weekly digest'),

@@ -280,7 +280,7 @@ export function RunDetail({
     <section className="panel" aria-labelledby="run-title">
       <div className="page-head">
         <h3 id="run-title">
-          {run.data?.dry_run ? 'Simulated run' : 'Run'} <code>{runId}</code>
+          Run <code>{runId}</code>
         </h3>
         <button type="button" onClick={onClose}>
           Close run
