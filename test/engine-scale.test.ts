@@ -423,6 +423,7 @@ describe('four workers on one Postgres run thousands of runs and schedules once 
       .where('cause', '=', 'schedule')
       .execute()) {
       assert.equal(r.status, 'succeeded');
+      assert.ok(r.automation_id);
       fired.set(r.automation_id, (fired.get(r.automation_id) ?? 0) + 1);
     }
     assert.equal(fired.size, SCHEDULES, 'every schedule fired');

@@ -16,7 +16,7 @@ import {
 } from './support/automations.ts';
 import { DATABASES } from './support/databases.ts';
 import { acme } from './support/harness.ts';
-import { startModelServer, textReply, type ModelServer } from './support/model-server.ts';
+import { errorReply, startModelServer, textReply, type ModelServer } from './support/model-server.ts';
 import { ok } from './support/results.ts';
 import { open, openWebApp, SKIP_BROWSER, type WebApp } from './support/web.ts';
 
@@ -147,7 +147,7 @@ for (const db of DATABASES) {
       await model?.close();
     });
 
-    it('drafts a template, dry-runs it and publishes it; list_automations then lists it', async () => {
+    it('drafts a template, dry-runs it (it stays a draft) and publishes it; list_automations then lists it', async () => {
       const page = await open(ada, app.url('/automations'));
       await page.getByRole('button', { name: 'New automation' }).click();
       const dialog = page.getByRole('dialog', { name: 'New automation' });
@@ -184,9 +184,22 @@ for (const db of DATABASES) {
       await page.getByRole('region', { name: 'Plan diagram' }).first().waitFor();
       await page.getByRole('list', { name: 'Legend' }).waitFor();
       await shot(page, 'draft-dry-run-1280');
+      // The run is shown like any run, marked Simulated, and the draft is still only a draft.
+      await page
+        .getByRole('region', { name: /^Run run_/ })
+        .getByText('Simulated', { exact: true })
+        .first()
+        .waitFor();
       let listed = ok(await (await app.h.as('ada@acme.test')).call('list_automations', {}));
-      const paused = (listed.automations as Json[]).find((a) => a.name === 'Weekly digest');
-      assert.equal(paused?.enabled, false, 'the dry run published it paused');
+      assert.equal(
+        (listed.automations as Json[]).find((a) => a.name === 'Weekly digest'),
+        undefined,
+        'the dry run published nothing',
+      );
+      const drafts = await app.h.services.drafts.list(app.h.actor('ada@acme.test'));
+      assert.ok(
+        drafts.drafts.some((d) => d.name === 'Weekly digest' && page.url().includes(d.flow_version_id)),
+      );
 
       await page.getByRole('button', { name: 'Publish' }).click();
       await page.waitForURL(/\/automations\/aut_/);
@@ -231,6 +244,43 @@ for (const db of DATABASES) {
       const drafts = page.getByRole('table', { name: 'Drafts' });
       const row = drafts.getByRole('row').filter({ hasText: 'Roadmap to the session' });
       assert.match(await row.innerText(), /@Builder for Ada Lovelace/);
+      await page.close();
+    });
+
+    it('drafts from a sentence without holding the request: a progress state, then one sentence when it fails', async () => {
+      // The model refuses every call: the drafting fails in the background, after the request answered.
+      for (let i = 0; i < 8; i++) model.replies.push(() => errorReply(400, 'the stand-in model refuses'));
+      const page = await open(ada, app.url('/automations'));
+      await page.getByRole('button', { name: 'New automation' }).click();
+      const describeIt = page
+        .getByRole('dialog', { name: 'New automation' })
+        .getByRole('region', { name: 'Describe it' });
+      await describeIt.getByLabel('What should it do, and when?').fill('Tell me about the roadmap.');
+      // Whether the dialog ever says @Builder is drafting (it may say so only for a moment).
+      await page.evaluate(() => {
+        const seen = window as unknown as { sawDrafting?: boolean };
+        new MutationObserver(() => {
+          for (const s of document.querySelectorAll('[role="status"]'))
+            if (s.textContent?.includes('@Builder is drafting it')) seen.sawDrafting = true;
+        }).observe(document.body, { subtree: true, childList: true, characterData: true });
+      });
+      const response = page.waitForResponse((r) => r.url().endsWith('/api/drafts/describe'));
+      await describeIt.getByRole('button', { name: 'Draft it' }).click();
+      const started = (await (await response).json()) as Json;
+      assert.equal(started.status, 'drafting', 'the request answers before the model is called');
+      const alert = describeIt.getByRole('alert');
+      await alert.waitFor();
+      assert.match(
+        await alert.innerText(),
+        /^@Builder could not reach the model \(.*\); try again in a moment\.$/,
+      );
+      assert.equal(await describeIt.getByRole('button', { name: 'Draft it' }).isEnabled(), true);
+      assert.equal(
+        await page.evaluate(() => (window as unknown as { sawDrafting?: boolean }).sawDrafting),
+        true,
+        'the dialog said @Builder was drafting',
+      );
+      model.replies.length = 0;
       await page.close();
     });
 
@@ -344,6 +394,96 @@ for (const db of DATABASES) {
       });
       const step = (detail.plan_json as { nodes: Json[] }).nodes.find((n) => n.id === 'read');
       assert.deepEqual((step?.input as Json).window, { kind: 'literal', value: 500 });
+      await page.close();
+    });
+
+    it('edits a branch and a map in their forms: the validator’s errors at the map’s and the branch’s fields, then a republish', async () => {
+      const actor = app.h.actor('ada@acme.test');
+      const draft = await app.h.services.automations.draft(actor, {
+        plan_json: branchingPlan(acme(app.h).artifacts.roadmap!),
+        ask: 'Read the roadmap and act on its length.',
+      });
+      const published = await app.h.services.automations.publish(actor, {
+        flow_version_id: draft.flow_version_id,
+        name: `Branches ${++counter}`,
+        trigger: DAILY,
+      });
+      const page = await open(ada, app.url(`/automations/${published.automation_id}`));
+      const editor = page.getByRole('region', { name: 'Edit and publish' });
+      const branch = editor.getByRole('group', { name: 'Step Is it long?' });
+      // The branch's condition and arms are fields of its own shape.
+      assert.equal(await branch.getByLabel('Compare with', { exact: true }).inputValue(), 'gt');
+      assert.equal(await branch.getByLabel('If true, go on to (optional)').inputValue(), 'each');
+      assert.equal(await branch.getByLabel('If false, go on to (optional)').inputValue(), 'short_note');
+      await branch.getByLabel('Compare with', { exact: true }).selectOption('lt');
+      await branch.getByLabel('Compared to', { exact: true }).fill('5000');
+      // The map: its items, result and concurrency; its body's steps are forms inside it.
+      const map = editor.getByRole('group', { name: 'Step For each part' });
+      assert.equal(await map.getByLabel('Result', { exact: true }).inputValue(), 'tell');
+      const body = map.getByRole('group', { name: 'Steps for each item of For each part' });
+      const shout = body.getByRole('group', { name: 'Step Shout it' });
+      assert.equal(await shout.getByLabel('Template', { exact: true }).inputValue(), '{{v}}!');
+      assert.equal(await shout.getByLabel('V: value from').inputValue(), 'trigger:item');
+      const concurrency = map.getByLabel('Concurrency (optional)');
+      await concurrency.fill('20');
+      await editor.getByRole('button', { name: 'Publish' }).click();
+      await editor.getByRole('list', { name: 'Problems in the plan' }).waitFor();
+      assert.equal(await concurrency.getAttribute('aria-invalid'), 'true');
+      const errorId = await concurrency.getAttribute('aria-describedby');
+      assert.match(await page.locator(`#${errorId}`).innerText(), /concurrency must be at most 10/);
+      await branch.scrollIntoViewIfNeeded();
+      await shot(page, 'branch-form-1280', editor.getByRole('group', { name: 'Step Is it long?' }));
+      await shot(page, 'map-form-error-1280', map);
+      const small = await open(phone, app.url(`/automations/${published.automation_id}`));
+      const smallEditor = small.getByRole('region', { name: 'Edit and publish' });
+      const smallMap = smallEditor.getByRole('group', { name: 'Step For each part' });
+      await smallMap.getByLabel('Concurrency (optional)').fill('20');
+      // A branch whose value names a step that does not exist (typed in Edit as JSON): the
+      // validator's error is placed at the branch's Value field.
+      await smallEditor.getByRole('button', { name: 'Edit as JSON' }).click();
+      const smallJson = smallEditor.getByLabel('Plan (JSON)');
+      await smallJson.fill((await smallJson.inputValue()).replace('"node": "read"', '"node": "nowhere"'));
+      await smallEditor.getByRole('button', { name: 'Edit as JSON' }).click();
+      await smallEditor.getByRole('button', { name: 'Publish' }).click();
+      await smallEditor.getByRole('list', { name: 'Problems in the plan' }).waitFor();
+      const value = smallEditor
+        .getByRole('group', { name: 'Step Is it long?' })
+        .getByLabel('Value', { exact: true });
+      const valueError = await small.locator(`#${await value.getAttribute('aria-describedby')}`).innerText();
+      assert.match(valueError, /nowhere/);
+      const overflow = await small.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      assert.ok(overflow <= 0, `the page is ${overflow}px wider than a 390px screen`);
+      await shot(
+        small,
+        'branch-form-error-390',
+        smallEditor.getByRole('group', { name: 'Step Is it long?' }),
+      );
+      await shot(small, 'map-form-error-390', smallMap);
+      await small.setViewportSize({ width: 1280, height: 900 });
+      await shot(
+        small,
+        'branch-form-error-1280',
+        smallEditor.getByRole('group', { name: 'Step Is it long?' }),
+      );
+      await small.close();
+
+      await concurrency.fill('2');
+      // The same plan shows in Edit as JSON.
+      await editor.getByRole('button', { name: 'Edit as JSON' }).click();
+      assert.match(await editor.getByLabel('Plan (JSON)').inputValue(), /"concurrency": 2/);
+      await editor.getByRole('button', { name: 'Publish' }).click();
+      await editor.getByRole('status').filter({ hasText: 'Published version 2.' }).waitFor();
+      const detail = await app.h.services.automations.read(actor, {
+        automation_id: published.automation_id,
+        include_plan: true,
+      });
+      const nodes = (detail.plan_json as { nodes: Json[] }).nodes;
+      assert.deepEqual(nodes.find((n) => n.id === 'long')?.condition, {
+        op: 'lt',
+        left: { kind: 'ref', node: 'read', path: 'size_chars' },
+        right: { kind: 'literal', value: 5000 },
+      });
+      assert.equal(nodes.find((n) => n.id === 'each')?.concurrency, 2);
       await page.close();
     });
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { runInspection } from './automations.ts';
 import type { Trigger } from '../flowplan/triggers.ts';
 import { endpoint } from './endpoint.ts';
 
@@ -82,11 +83,19 @@ export const publishDraft = endpoint({
   }),
 });
 
+/** A dry run of the draft as it is: nothing is published, the run belongs to the draft. */
 export const dryRunDraft = endpoint({
   method: 'POST',
   path: '/drafts/:id/dry-run',
-  body: publishBody,
-  output: z.object({ automation_id: z.string(), run_id: z.string(), enabled: z.boolean() }),
+  body: z.object({}),
+  output: z.object({ flow_version_id: z.string(), run_id: z.string(), dry_run: z.literal(true) }),
+});
+
+/** One dry run of a draft in full, as an automation's run is read. */
+export const readDraftRun = endpoint({
+  method: 'GET',
+  path: '/drafts/:id/runs/:run_id',
+  output: runInspection,
 });
 
 export const templateField = z.object({
@@ -126,16 +135,30 @@ export const draftFromTemplate = endpoint({
   output: drafted,
 });
 
+/** A drafting by @Builder from a sentence: under way, done with its draft, or failed with why. */
+const drafting = z.discriminatedUnion('status', [
+  z.object({ request_id: z.string(), status: z.literal('drafting') }),
+  z.object({ request_id: z.string(), status: z.literal('drafted'), flow_version_id: z.string() }),
+  z.object({ request_id: z.string(), status: z.literal('failed'), error: z.string() }),
+]);
+
+/** Starts @Builder drafting from a sentence; answers at once (read the outcome with describeStatus). */
 export const describeDraft = endpoint({
   method: 'POST',
   path: '/drafts/describe',
   body: z.object({ sentence: checked<string>() }),
-  output: drafted,
+  output: drafting,
+});
+
+export const describeStatus = endpoint({
+  method: 'GET',
+  path: '/drafts/describe/:id',
+  output: drafting,
 });
 
 const schema = z.record(z.string(), z.unknown());
 
-/** The capabilities a person may use, with their input and output schemas: what step forms are built from. */
+/** The capabilities a person may use with their schemas, and the node kinds' shapes: what step forms are built from. */
 export const listCapabilities = endpoint({
   method: 'GET',
   path: '/automation-capabilities',
@@ -155,5 +178,8 @@ export const listCapabilities = endpoint({
         ),
       }),
     ),
+    /** Each node kind's shape and each transform op's input, args and output, as describe_capabilities renders them. */
+    node_shapes: z.record(z.string(), schema),
+    transform_ops: z.record(z.string(), schema),
   }),
 });

@@ -45,12 +45,44 @@ export const automationColumns = () => AUTOMATION_COLUMNS.map((c) => `a.${c} as 
 export async function runWithAutomation(db: Db, runId: string): Promise<LiveRun | undefined> {
   const row = (await db
     .selectFrom('runs')
-    .innerJoin('automations as a', 'a.id', 'runs.automation_id')
+    .leftJoin('automations as a', 'a.id', 'runs.automation_id')
     .selectAll('runs')
     .select(automationColumns())
     .where('runs.id', '=', runId)
     .executeTakeFirst()) as Record<string, unknown> | undefined;
   return row && splitLive(row);
+}
+
+/**
+ * What a dry run of a never-published draft runs as in place of an automation: enabled, telling
+ * nobody, with no session (its writes, approvals and notices are all simulated).
+ */
+function draftAutomation(run: RunRow): AutomationRow {
+  return {
+    id: '',
+    workspace_id: run.workspace_id,
+    flow_id: '',
+    name: 'Draft',
+    description: '',
+    tags_json: '[]',
+    scope: 'personal',
+    created_by: run.acting_id,
+    acting_id: run.acting_id,
+    live_version_id: run.flow_version_id,
+    trigger_kind: 'manual',
+    trigger_json: '{}',
+    notify: 'off',
+    cooldown_s: 0,
+    enabled: 1,
+    session_id: '',
+    next_fire_at: null,
+    last_fired_at: null,
+    consecutive_failures: 0,
+    created_at: run.queued_at,
+    updated_at: run.queued_at,
+    dropped_events: 0,
+    last_event_at: null,
+  };
 }
 
 /** A row of a run's columns and its automation's `a_` columns, as the two rows. */
@@ -60,5 +92,7 @@ export function splitLive(row: Record<string, unknown>): LiveRun {
     automation[c] = row[`a_${c}`];
     delete row[`a_${c}`];
   }
-  return { run: row as unknown as RunRow, automation: automation as unknown as AutomationRow };
+  const run = row as unknown as RunRow;
+  if (run.automation_id === null) return { run, automation: draftAutomation(run) };
+  return { run, automation: automation as unknown as AutomationRow };
 }

@@ -62,7 +62,7 @@ export function runWorker({ db, dialect, workerId, leaseMs, crashes: maxCrashes,
       .with('claimed', (qb) => claimJobs(qb, holder, runIds, now))
       .selectFrom('claimed')
       .innerJoin('runs', 'runs.id', 'claimed.run_id')
-      .innerJoin('automations as a', 'a.id', 'runs.automation_id')
+      .leftJoin('automations as a', 'a.id', 'runs.automation_id')
       .select(['claimed.claims', 'claimed.job_available_at'])
       .selectAll('runs')
       .select(automationColumns())

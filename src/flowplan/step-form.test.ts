@@ -3,16 +3,9 @@ import { describe, it } from 'node:test';
 import { allPlugins, Catalogue, type NamespaceState } from '../capabilities/catalogue.ts';
 import { describeCapabilities } from '../domains/automations/describe.ts';
 import type { Binding } from './bindings.ts';
-import {
-  bindingOf,
-  errorField,
-  formFields,
-  shapeFields,
-  sourcesFor,
-  valueOf,
-  type FormField,
-  type JsonSchema,
-} from './step-form.ts';
+import { fieldBinding, fieldOfError, nodeForm, withField, withOp, type NodeLike } from './node-form.ts';
+import { NODE_KINDS } from './plan.ts';
+import { bindingOf, formFields, sourcesFor, valueOf, type FormField, type JsonSchema } from './step-form.ts';
 import { validatePlan } from './validate.ts';
 
 // Every capability Tandem ships, every connector connected: the catalogue the forms are built from.
@@ -27,6 +20,7 @@ const described = describeCapabilities(catalogue, {});
 const BY_PATTERN: Record<string, string> = {
   '^[A-Za-z0-9_.-]+\\/[A-Za-z0-9_.-]+$': 'acme/roadmap',
   '^\\d+\\.\\d+$': '1700000000.000100',
+  '^$|^[^.]+(\\.[^.]+)*$': 'items.0.title',
 };
 
 /** What a person types into a field to fill it with a valid value. */
@@ -154,12 +148,152 @@ describe('step forms built from capability schemas', () => {
   });
 
   it('places a validator error at the field it names', () => {
-    assert.equal(errorField(['nodes', 2, 'input', 'document_id', 'value']), 'document_id');
-    assert.equal(errorField(['nodes', 0, 'message']), 'message');
-    assert.equal(errorField(['nodes', 0]), undefined);
-    assert.deepEqual(
-      shapeFields('approval').map((f) => f.name),
-      ['message'],
+    const capField = formFields({ type: 'object', properties: { document_id: { type: 'string' } } });
+    assert.equal(fieldOfError(['nodes', 2, 'input', 'document_id', 'value'], capField), 'document_id');
+    const branch = nodeForm(
+      { id: 'b', kind: 'branch', condition: { op: 'eq', left: lit(1), right: lit(2) } },
+      shapes,
+    ).fields;
+    assert.equal(fieldOfError(['nodes', 0, 'condition', 'right'], branch), 'condition.right');
+    assert.equal(fieldOfError(['nodes', 0], branch), undefined);
+    const map = nodeForm(mapNode(), shapes).fields;
+    assert.equal(fieldOfError(['nodes', 1, 'items'], map), 'items');
+    // A body node's error is placed by the path inside that node.
+    const template = nodeForm(
+      { id: 't', kind: 'transform', op: 'template', input: {}, args: { template: 'x' } },
+      shapes,
+    ).fields;
+    assert.equal(
+      fieldOfError(['nodes', 1, 'body', 'nodes', 0, 'args', 'template'], template),
+      'args.template',
     );
+  });
+});
+
+const lit = (value: unknown): Binding => ({ kind: 'literal', value });
+const shapes = { node_shapes: described.node_shapes, transform_ops: described.transform_ops };
+const mapNode = (): NodeLike => ({
+  id: 'each',
+  kind: 'map',
+  items: lit([]),
+  body: { nodes: [{ id: 'say', kind: 'transform', op: 'template', input: {}, args: { template: 'x' } }] },
+  result: 'say',
+});
+
+/** A bare node of each kind (and each transform op): what the form starts from. */
+function bare(kind: string, op?: string): NodeLike {
+  switch (kind) {
+    case 'capability':
+      return { id: 'step', kind, capability: 'documents.read_document', input: {} };
+    case 'transform':
+      return withOp({ id: 'step', kind, op: 'get' }, op ?? 'get', shapes);
+    case 'branch':
+      return { id: 'step', kind, condition: { op: 'eq' } };
+    case 'map':
+      return { ...mapNode(), id: 'step', items: undefined } as unknown as NodeLike;
+    case 'delay':
+      return { id: 'step', kind };
+    default:
+      return { id: 'step', kind };
+  }
+}
+
+describe('step forms built from node kinds’ shapes', () => {
+  const ops = Object.keys(described.transform_ops);
+  const cases = NODE_KINDS.flatMap((kind): { kind: string; op: string | undefined }[] =>
+    kind === 'transform' ? ops.map((op) => ({ kind, op })) : [{ kind, op: undefined }],
+  );
+
+  it('covers every node kind and every transform op', () => {
+    assert.deepEqual(Object.keys(described.node_shapes).sort(), [...NODE_KINDS].sort());
+    assert.ok(ops.length >= 14);
+  });
+
+  for (const { kind, op } of cases) {
+    it(`${kind}${op ? ` ${op}` : ''}: its form, filled in, makes a step the validator accepts`, () => {
+      let node = bare(kind, op);
+      const form = nodeForm(node, shapes, { automations: [{ id: 'aut_child', name: 'Child' }] });
+      if (kind !== 'capability') assert.ok(form.fields.length > 0, `${kind} has no fields`);
+      else node = { ...node, input: { document_id: lit('doc_1') } };
+      if (form.namedInputs) {
+        const named: FormField = {
+          name: 'input.name',
+          label: 'Name',
+          kind: 'text',
+          required: true,
+          bindable: true,
+          at: ['input', 'name'],
+        };
+        node = withField(node, named, lit('Ada'));
+      }
+      // A transform's op is chosen first (withOp above); every other required field is filled in.
+      for (const field of form.fields.filter((f) => f.name !== 'op' && f.required)) {
+        const text =
+          field.name === 'args.template'
+            ? 'Hello {{name}}'
+            : field.name === 'items'
+              ? '["a","b"]'
+              : typed(field);
+        const made = bindingOf(field, { source: 'value', text });
+        assert.equal(made.error, undefined, `${kind}.${field.name}: ${made.error}`);
+        node = withField(node, field, made.binding);
+        // The form shows again what was typed.
+        assert.deepEqual(valueOf(field, fieldBinding(node, field)), { source: 'value', text });
+      }
+      const nodes: unknown[] = [node];
+      const edges: unknown[] = [];
+      if (kind === 'branch') {
+        nodes.push({ id: 'yes', kind: 'transform', op: 'now' }, { id: 'no', kind: 'transform', op: 'now' });
+        edges.push({ from: 'step', to: 'yes', when: true }, { from: 'step', to: 'no', when: false });
+      }
+      const result = validatePlan(
+        { planVersion: 1, name: kind, description: '', nodes, edges },
+        {
+          catalogue,
+          writeApproval: 'required',
+          subflows: new Map([['aut_child', { writes: false }]]),
+        },
+      );
+      assert.deepEqual(result.ok ? [] : result.errors, [], JSON.stringify(node));
+    });
+  }
+
+  it('gives a branch a right side only for ops that compare two values', () => {
+    let node: NodeLike = { id: 'b', kind: 'branch', condition: { op: 'eq', left: lit(1), right: lit(2) } };
+    const op = nodeForm(node, shapes).fields.find((f) => f.name === 'condition.op')!;
+    assert.deepEqual(op.options, ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'contains', 'exists', 'truthy']);
+    node = withField(node, op, lit('truthy'));
+    assert.deepEqual(node.condition, { op: 'truthy', left: lit(1) });
+    assert.deepEqual(
+      nodeForm(node, shapes).fields.map((f) => f.name),
+      ['condition.op', 'condition.left'],
+    );
+    node = withField(node, op, lit('gt'));
+    assert.deepEqual(node.condition, { op: 'gt', left: lit(1), right: lit('') });
+  });
+
+  it('offers a subflow the automations by name and a map its body’s steps as result', () => {
+    const sub = nodeForm({ id: 's', kind: 'subflow', automation_id: 'aut_1' }, shapes, {
+      automations: [{ id: 'aut_1', name: 'Weekly digest' }],
+    });
+    const automation = sub.fields.find((f) => f.name === 'automation_id')!;
+    assert.equal(automation.kind, 'choice');
+    assert.deepEqual(automation.optionLabels, { aut_1: 'Weekly digest' });
+    assert.ok(sub.namedInputs);
+    const map = nodeForm(mapNode(), shapes).fields;
+    assert.deepEqual(
+      map.map((f) => [f.name, f.kind]),
+      [
+        ['items', 'value'],
+        ['result', 'choice'],
+        ['concurrency', 'integer'],
+      ],
+    );
+    assert.deepEqual(map[1]!.options, ['say']);
+    // An any-value field reads what is typed as JSON when it is, else as text.
+    assert.deepEqual(bindingOf(map[0]!, { source: 'value', text: '["a","b"]' }), {
+      binding: lit(['a', 'b']),
+    });
+    assert.deepEqual(bindingOf(map[0]!, { source: 'value', text: 'a, b' }), { binding: lit('a, b') });
   });
 });

@@ -1,15 +1,17 @@
 import type { Binding } from './bindings.ts';
 
 /*
- * A step's form, built from its capability's input schema (as describe_capabilities renders it)
- * or from its node kind's shape: one field per input, of a kind a person can fill in (text,
+ * A step's form, built from its capability's input schema (as describe_capabilities renders it;
+ * node-form.ts does the same from a node kind's shape): one field per input, of a kind a person can fill in (text,
  * numbers, choices, yes/no, lists), and the values those fields hold turned into the plan's
  * bindings and back. Pure: the app draws the fields, the validator checks what they make.
  */
 
 export type JsonSchema = Record<string, unknown>;
 
-export type FieldKind = 'text' | 'long_text' | 'integer' | 'number' | 'boolean' | 'choice' | 'list' | 'json';
+/** `value`: any value — what is typed is read as JSON when it is (a number, a list), else as text. */
+export type FieldKind =
+  'text' | 'long_text' | 'integer' | 'number' | 'boolean' | 'choice' | 'list' | 'json' | 'value';
 
 export interface FormField {
   /** The input's name in the plan (`document_id`). */
@@ -29,6 +31,14 @@ export interface FormField {
   format?: string;
   /** Whether an agent's or a step's output may be bound to it (every input but a yes/no). */
   bindable: boolean;
+  /** Where the value lives in the node; a capability's input field (`['input', name]`) when absent. */
+  at?: string[];
+  /** Stored as a value of the node's shape (an op, a count), not as a binding. */
+  plain?: boolean;
+  /** A list that may instead be one of these words (approvers: `creator`, `admins` or addresses). */
+  words?: string[];
+  /** Words for a choice's values (a subflow's automation by its name). */
+  optionLabels?: Record<string, string>;
 }
 
 /** What a field holds: a value typed in, or a binding picked from earlier steps or the trigger. */
@@ -99,35 +109,11 @@ export function formFields(schema: JsonSchema): FormField[] {
   return [...fields.filter((f) => f.required), ...fields.filter((f) => !f.required)];
 }
 
-/** The fields of a node kind's own shape that hold bindings or numbers (besides a capability's input). */
-export function shapeFields(kind: string): FormField[] {
-  const text = (name: string, label: string): FormField => ({
-    name,
-    label,
-    kind: 'long_text',
-    required: true,
-    bindable: true,
-  });
-  switch (kind) {
-    case 'approval':
-      return [text('message', 'Message')];
-    case 'notify':
-      return [text('message', 'Message')];
-    case 'agent':
-      return [text('instructions', 'Instructions')];
-    case 'delay':
-      return [
-        { name: 'seconds', label: 'Seconds', kind: 'integer', required: true, min: 1, bindable: false },
-      ];
-    default:
-      return [];
-  }
-}
-
 function literalText(field: FormField, value: unknown): string {
   if (value === undefined || value === null) return '';
   if (field.kind === 'list' && Array.isArray(value)) return value.map(String).join('\n');
   if (field.kind === 'json') return JSON.stringify(value, null, 2);
+  if (field.kind === 'value' && typeof value !== 'string') return JSON.stringify(value);
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   return JSON.stringify(value);
@@ -152,7 +138,7 @@ export function bindingOf(field: FormField, value: FieldValue): Converted {
   if (value.source === 'ref') return { binding: { kind: 'ref', node: value.node, path: value.path } };
   if (value.source === 'trigger') return { binding: { kind: 'trigger', path: value.path } };
   const text = value.text;
-  if (text.trim() === '' && field.kind !== 'text' && field.kind !== 'long_text') {
+  if (text.trim() === '' && !['text', 'long_text', 'value'].includes(field.kind)) {
     return field.required ? { error: `${field.label} is required` } : {};
   }
   if (text === '' && !field.required) return {};
@@ -175,6 +161,12 @@ export function bindingOf(field: FormField, value: FieldValue): Converted {
           .map((s) => s.trim())
           .filter(Boolean),
       );
+    case 'value':
+      try {
+        return literal(JSON.parse(text));
+      } catch {
+        return literal(text);
+      }
     case 'json':
       try {
         return literal(JSON.parse(text));
@@ -197,6 +189,8 @@ const TRIGGER_FIELDS: Record<string, string[]> = {
   schedule: ['scheduled_for', 'fired_at', 'timezone'],
   connector_event: ['provider', 'event', 'data'],
   github_event: ['event', 'action', 'repo', 'payload'],
+  /** Inside a map's body, the trigger is the item and its index. */
+  map: ['item', 'index'],
 };
 
 interface PlanLike {
@@ -246,7 +240,7 @@ export function sourcesFor(
   }
   const triggerFields = triggerKind
     ? (TRIGGER_FIELDS[triggerKind] ?? [])
-    : Object.values(TRIGGER_FIELDS).flat();
+    : Object.entries(TRIGGER_FIELDS).flatMap(([kind, fields]) => (kind === 'map' ? [] : fields));
   for (const path of [...new Set(triggerFields)]) {
     sources.push({ label: `Trigger: ${fieldLabel(path).toLowerCase()}`, value: { source: 'trigger', path } });
   }
@@ -256,13 +250,3 @@ export function sourcesFor(
 /** A source's value as one string, for a list box's option. */
 export const sourceKey = (v: Source['value']) =>
   v.source === 'ref' ? `ref:${v.node}:${v.path}` : `trigger:${v.path}`;
-
-/** Where a validator error points inside a step: the input field it names, if any. */
-export function errorField(path: readonly (string | number)[]): string | undefined {
-  const at = path.lastIndexOf('input');
-  if (at >= 0 && typeof path[at + 1] === 'string') return path[at + 1] as string;
-  for (const name of ['message', 'instructions', 'seconds', 'until', 'items']) {
-    if (path.includes(name)) return name;
-  }
-  return undefined;
-}

@@ -26,6 +26,8 @@ import * as m018 from './migrations/018_names_and_uses.ts';
 import * as m019 from './migrations/019_draft_origin.ts';
 import * as m022 from './migrations/022_sharing.ts';
 import * as m023 from './migrations/023_workspace_models.ts';
+import * as m024 from './migrations/024_draft_runs.ts';
+import * as m025 from './migrations/025_describe_requests.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -77,6 +79,8 @@ const migrations: [string, Migration][] = [
   ['019_draft_origin', m019],
   ['022_sharing', m022],
   ['023_workspace_models', m023],
+  ['024_draft_runs', m024],
+  ['025_describe_requests', m025],
 ];
 
 export async function openStorage(options: StorageOptions): Promise<Storage> {

@@ -11,6 +11,7 @@ import type {
   AgentRequestTable,
   NotificationTable,
   ActivityTable,
+  DescribeRequestTable,
 } from './tables/workspace.ts';
 import type {
   ArtifactTable,
@@ -76,6 +77,7 @@ export interface Database {
   artifact_roles: ArtifactRoleTable;
   artifact_scope_roles: ArtifactScopeRoleTable;
   workspace_models: WorkspaceModelTable;
+  describe_requests: DescribeRequestTable;
   checkpoints: CheckpointTable;
   threads: ThreadTable;
   comments: CommentTable;

@@ -4,7 +4,8 @@ import { decideApproval } from './approvals.ts';
 import { approvalCard, capabilityLookup } from './approval-cards.ts';
 import { automationsContext, type AutomationOptions } from './context.ts';
 import { automationControls } from './controls.ts';
-import { draftVersion, type DraftArgs, type DraftOptions } from './drafts.ts';
+import { draftRuns } from './draft-runs.ts';
+import { draftVersion, type DraftArgs, type DraftOptions } from './draft-version.ts';
 import { publish, type PublishArgs } from './publish.ts';
 import { runProgress } from './run-progress.ts';
 import { automationQueries } from './queries.ts';
@@ -57,6 +58,9 @@ export function automationsService(deps: Deps, options: AutomationOptions = {}) 
     /** Checks a plan and stores it as a draft version (of a new flow, or of `automation_id`). */
     draft: (actor: Actor, args: DraftArgs, options: DraftOptions = {}) =>
       draftVersion(ctx, actor, args, options),
+
+    /** Dry runs of a draft as it is, which publish nothing (`draft-runs.ts`). */
+    draftRuns: draftRuns(ctx),
 
     /** Makes a draft live with a trigger, or changes only the trigger of the live version. */
     publish: (actor: Actor, args: PublishArgs) => publish(ctx, actor, args),

@@ -15,11 +15,11 @@ export interface DraftPublishArgs {
 
 /**
  * A person's drafts in the app, through the same calls as the tools: drafting from a template
- * (draft_automation), publishing (edit_automation publish) and a dry run (edit_automation run),
- * which first publishes the draft paused so that nothing runs on its trigger.
+ * (draft_automation) and publishing (edit_automation publish). A dry run publishes nothing: it
+ * runs the draft as it is (`draft-runs.ts`).
  */
 export function draftActions(automations: AutomationsService, drafts: DraftsService) {
-  /** Publishes the draft (into its automation when a dry run published it already). */
+  /** Publishes the draft (into its automation when it is a version of one). */
   async function publish(actor: Actor, flowVersionId: unknown, args: DraftPublishArgs, enabled?: boolean) {
     const draft = await drafts.read(actor, flowVersionId);
     const into = draft.automation?.automation_id;
@@ -48,17 +48,6 @@ export function draftActions(automations: AutomationsService, drafts: DraftsServ
     /** Makes the draft live and enabled with the trigger and settings given. */
     publish: (actor: Actor, flowVersionId: unknown, args: DraftPublishArgs) =>
       publish(actor, flowVersionId, args, true),
-
-    /**
-     * A dry run of the draft: it is published paused (a new automation the first time; its
-     * trigger starts nothing until it is published) and run with every write simulated.
-     */
-    async dryRun(actor: Actor, flowVersionId: unknown, args: DraftPublishArgs) {
-      const draft = await drafts.read(actor, flowVersionId);
-      const published = await publish(actor, flowVersionId, args, draft.automation ? undefined : false);
-      const run = await automations.run(actor, { automation_id: published.automation_id, dry_run: true });
-      return { automation_id: published.automation_id, run_id: run.run_id, enabled: published.enabled };
-    },
   };
 }
 

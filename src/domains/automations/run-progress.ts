@@ -48,7 +48,7 @@ export async function runProgress(
   const row = await ctx.db
     .selectFrom('runs')
     .innerJoin('automations', 'automations.id', 'runs.automation_id')
-    .select(['runs.automation_id', 'runs.status', 'runs.updated_at', 'automations.session_id'])
+    .select(['automations.id as automation_id', 'runs.status', 'runs.updated_at', 'automations.session_id'])
     .where('runs.id', '=', runId)
     .where('runs.workspace_id', '=', actor.workspaceId)
     .where('runs.requested_by', '=', actor.personId)

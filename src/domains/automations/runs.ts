@@ -11,7 +11,8 @@ export const RUNS_SHOWN = 20;
 export type RunCause = 'schedule' | 'event' | 'manual' | 'dry_run' | 'subflow' | 'retry' | 'replay';
 
 export interface QueueRunInput {
-  automation: AutomationRow;
+  /** The automation it runs for; a dry run of a never-published draft has none (`id` null). */
+  automation: Pick<AutomationRow, 'workspace_id' | 'acting_id'> & { id: string | null };
   versionId: string;
   cause: RunCause;
   dryRun: boolean;
@@ -124,6 +125,9 @@ function summary(run: Selectable<RunTable>): RunSummary {
   };
 }
 
+/** Where a run is looked for: among an automation's, or among the dry runs of a draft version. */
+export type RunOwner = string | { draftVersionId: string };
+
 /** The latest runs of an automation, newest first. */
 export async function latestRuns(db: Db, automationId: string) {
   const rows = await db
@@ -137,20 +141,20 @@ export async function latestRuns(db: Db, automationId: string) {
 }
 
 /**
- * One run of this automation with its nodes and output; null for any other id. `full` adds each
+ * One run of this automation (or dry run of this draft) with its nodes and output; null for any other id. `full` adds each
  * node's timing and output (the automation page shows them; read_automation stays small).
  */
-export async function runDetail(
-  db: Db,
-  automationId: string,
-  runId: string,
-  options: { full?: boolean } = {},
-) {
+export async function runDetail(db: Db, owner: RunOwner, runId: string, options: { full?: boolean } = {}) {
   const run = await db
     .selectFrom('runs')
     .selectAll()
     .where('id', '=', runId)
-    .where('automation_id', '=', automationId)
+    .$if(typeof owner === 'string', (q) => q.where('automation_id', '=', owner as string))
+    .$if(typeof owner !== 'string', (q) =>
+      q
+        .where('automation_id', 'is', null)
+        .where('flow_version_id', '=', (owner as { draftVersionId: string }).draftVersionId),
+    )
     .executeTakeFirst();
   if (!run) return null;
   const nodes = await db

@@ -76,7 +76,7 @@ export async function subflowTargetsFor(
  */
 export async function subflowRefusal(
   db: Db,
-  parent: { workspaceId: string; automationId: string; actingId: string },
+  parent: { workspaceId: string; automationId: string | null; actingId: string },
   childAutomationId: string,
 ): Promise<string | null> {
   const acting = { workspaceId: parent.workspaceId, personId: parent.actingId };
@@ -92,6 +92,8 @@ export async function subflowRefusal(
   if (!access?.canControl) {
     return `automation ${child.id} can be run only by ${controllers(child)}, and this automation’s acting person may not run it, so it cannot run as their subflow`;
   }
+  // A draft's dry run belongs to no automation, so no call can lead back to it.
+  if (parent.automationId === null) return null;
   const graph = await subflowGraph(db, parent.workspaceId, [child.id]);
   return subflowCycle(child.id, parent.automationId, graph)?.reason ?? null;
 }

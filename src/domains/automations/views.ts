@@ -7,7 +7,7 @@ import type { Db } from '../../storage/schema.ts';
 import { planDiff, type PlanDiff } from '../../flowplan/plan-diff.ts';
 import type { FlowPlan, PlanNode, WriteApproval } from '../../flowplan/plan.ts';
 import type { Trigger } from '../../flowplan/triggers.ts';
-import { iso, runDetail } from './runs.ts';
+import { iso, runDetail, type RunOwner } from './runs.ts';
 import { schedulePreview } from '../../flowplan/schedule-preview.ts';
 import type { StoredSummary } from './checks.ts';
 import { approvalCards, approvalsOfRun, capabilityLookup } from './approval-cards.ts';
@@ -117,41 +117,11 @@ export function automationViews(deps: Deps, options: { plugins?: ConnectorPlugin
     };
   }
 
-  /**
-   * One run in full, for the person inspecting it: per step its kind, status, attempts, timing,
-   * error and output, with the input the run started from. Secret-looking values are masked.
-   */
+  /** One run in full, for the person inspecting it (see `runInFull`). */
   async function inspectRun(actor: Actor, args: { automation_id?: unknown; run_id?: unknown }) {
     const { row } = await automationFor(db, actor, args.automation_id);
     if (typeof args.run_id !== 'string') throw invalid('run_id must be a string');
-    const run = await runDetail(db, row.id, args.run_id, { full: true });
-    if (!run) return null;
-    const version = await db
-      .selectFrom('flow_versions')
-      .select(['version', 'plan_json'])
-      .where('id', '=', run.flow_version_id as string)
-      .executeTakeFirstOrThrow();
-    const flowPlan = JSON.parse(version.plan_json) as FlowPlan;
-    const plan = new Map(planNodes(flowPlan.nodes));
-    return {
-      ...run,
-      // The steps as planned, so the page can show those that have not started and draw the plan.
-      plan: { nodes: flowPlan.nodes, edges: flowPlan.edges ?? [] },
-      flow_version_id: run.flow_version_id as string,
-      version: version.version,
-      trigger_payload: maskSecrets(run.trigger_payload),
-      ...('output' in run ? { output: maskSecrets(run.output) } : {}),
-      nodes: run.nodes.map((n) => {
-        const step = plan.get(planNodeId(n.node_id));
-        return {
-          ...n,
-          ...(step ? { kind: step.kind, ...(step.title ? { title: step.title } : {}) } : {}),
-          ...(step?.kind === 'agent' ? { instructions: step.instructions } : {}),
-          ...('input' in n ? { input: maskSecrets(n.input) } : {}),
-          ...('output' in n ? { output: maskSecrets(n.output) } : {}),
-        };
-      }),
-    };
+    return runInFull(db, row.id, args.run_id);
   }
 
   /** When an automation runs, in words and as its next firings in its zone. */
@@ -179,6 +149,7 @@ export function automationViews(deps: Deps, options: { plugins?: ConnectorPlugin
       .select(['runs.automation_id', 'runs.id', 'runs.status', 'runs.queued_at'])
       .execute();
     for (const r of rows) {
+      if (r.automation_id === null) continue;
       last.set(r.automation_id, { run_id: r.id, status: r.status, queued_at: iso(r.queued_at) as string });
     }
     return last;
@@ -204,3 +175,39 @@ export function automationViews(deps: Deps, options: { plugins?: ConnectorPlugin
 }
 
 export type AutomationViews = ReturnType<typeof automationViews>;
+
+/**
+ * One run in full, for the person inspecting it: per step its kind, status, attempts, timing,
+ * error and output, with the input the run started from. Secret-looking values are masked. The
+ * caller has checked that the person may open the automation (or the draft) it belongs to.
+ */
+export async function runInFull(db: Db, owner: RunOwner, runId: string) {
+  const run = await runDetail(db, owner, runId, { full: true });
+  if (!run) return null;
+  const version = await db
+    .selectFrom('flow_versions')
+    .select(['version', 'plan_json'])
+    .where('id', '=', run.flow_version_id as string)
+    .executeTakeFirstOrThrow();
+  const flowPlan = JSON.parse(version.plan_json) as FlowPlan;
+  const plan = new Map(planNodes(flowPlan.nodes));
+  return {
+    ...run,
+    // The steps as planned, so the page can show those that have not started and draw the plan.
+    plan: { nodes: flowPlan.nodes, edges: flowPlan.edges ?? [] },
+    flow_version_id: run.flow_version_id as string,
+    version: version.version,
+    trigger_payload: maskSecrets(run.trigger_payload),
+    ...('output' in run ? { output: maskSecrets(run.output) } : {}),
+    nodes: run.nodes.map((n) => {
+      const step = plan.get(planNodeId(n.node_id));
+      return {
+        ...n,
+        ...(step ? { kind: step.kind, ...(step.title ? { title: step.title } : {}) } : {}),
+        ...(step?.kind === 'agent' ? { instructions: step.instructions } : {}),
+        ...('input' in n ? { input: maskSecrets(n.input) } : {}),
+        ...('output' in n ? { output: maskSecrets(n.output) } : {}),
+      };
+    }),
+  };
+}

@@ -24,11 +24,15 @@ export const draftRoutes = [
   }),
   defineRoute({
     ...contract.listCapabilities,
-    description: 'the capabilities the caller may use, with their input and output schemas',
+    description: 'the capabilities the caller may use with their schemas, and the node kinds’ shapes',
     scopes: READ,
     handler: async ({ services, actor }) => {
       const described = await services.automations.describe(actor, {});
-      return { namespaces: described.namespaces };
+      return {
+        namespaces: described.namespaces,
+        node_shapes: described.node_shapes,
+        transform_ops: described.transform_ops,
+      };
     },
   }),
   defineRoute({
@@ -43,10 +47,17 @@ export const draftRoutes = [
   }),
   defineRoute({
     ...contract.describeDraft,
-    description: '@Builder drafts an automation from a sentence (needs a model)',
+    description: '@Builder starts drafting an automation from a sentence (needs a model); answers at once',
     scopes: WRITE,
     bodyHint: 'Send JSON: {"sentence": "..."}',
-    handler: ({ services, actor, body }) => services.describeIt.draft(actor, body.sentence),
+    handler: async ({ services, actor, body }) => services.describeIt.start(actor, body.sentence),
+  }),
+  defineRoute({
+    ...contract.describeStatus,
+    description:
+      'where a drafting from a sentence is: drafting, drafted (with its draft) or failed (with why)',
+    scopes: READ,
+    handler: async ({ services, actor, params }) => services.describeIt.status(actor, params.id),
   }),
   defineRoute({
     ...contract.readDraft,
@@ -77,9 +88,16 @@ export const draftRoutes = [
   }),
   defineRoute({
     ...contract.dryRunDraft,
-    description: 'dry-run a draft: it is published paused, then run with every write simulated',
+    description: 'dry-run a draft as it is, every write simulated; nothing is published',
     scopes: WRITE,
-    bodyHint: 'Send JSON: {"trigger": {...}, "name": "...", "scope"?: "personal" | "workspace"}',
-    handler: ({ services, actor, params, body }) => services.draftActions.dryRun(actor, params.id, body),
+    bodyHint: 'Send JSON: {}',
+    handler: ({ services, actor, params }) => services.automations.draftRuns.dryRun(actor, params.id),
+  }),
+  defineRoute({
+    ...contract.readDraftRun,
+    description: 'one dry run of a draft in full: each step’s status, attempts, timing, error and output',
+    scopes: READ,
+    handler: ({ services, actor, params }) =>
+      services.automations.draftRuns.read(actor, params.id, params.run_id),
   }),
 ];

@@ -63,7 +63,8 @@ export interface AutomationTable {
 export interface RunTable {
   id: string;
   workspace_id: string;
-  automation_id: string;
+  /** Null for a dry run of a draft that was never published (024): its flow_version_id is the draft. */
+  automation_id: string | null;
   flow_version_id: string;
   parent_run_id: string | null;
   parent_node_key: string | null;

@@ -121,3 +121,15 @@ export interface ActivityTable {
   via_kind: string | null;
   via_id: string | null;
 }
+
+/** `Describe it`: @Builder drafting from a person's sentence, and how it ended (025). */
+export interface DescribeRequestTable {
+  id: string;
+  workspace_id: string;
+  person_id: string;
+  status: 'drafting' | 'drafted' | 'failed';
+  flow_version_id: string | null;
+  error: string | null;
+  created_at: number;
+  ended_at: number | null;
+}

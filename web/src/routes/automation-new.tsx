@@ -5,6 +5,7 @@ import { useAction, useResource } from '../hooks.ts';
 import { listDocuments } from '../../../src/contract/documents.ts';
 import {
   describeDraft,
+  describeStatus,
   draftFromTemplate,
   listDrafts,
   listTemplates,
@@ -21,16 +22,53 @@ type Template = Templates['templates'][number];
 
 const draftPage = (id: string) => `/automations/drafts/${encodeURIComponent(id)}`;
 
+/** How often the dialog asks whether @Builder's draft is ready. */
+const DRAFTING_POLL_MS = 1000;
+
 function DescribeIt({ modelConfigured }: { modelConfigured: boolean }) {
   const navigate = useNavigate();
   const action = useAction();
   const [sentence, setSentence] = useState('');
+  const [requestId, setRequestId] = useState<string | undefined>();
+  const [failed, setFailed] = useState<string | undefined>();
   const heading = useId();
+  // @Builder drafts in the background; the dialog asks where it is until the draft is there.
+  useEffect(() => {
+    if (!requestId) return;
+    let current = true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const ask = () => {
+      call(describeStatus, { params: { id: requestId } }).then(
+        (state) => {
+          if (!current) return;
+          if (state.status === 'drafted') navigate(draftPage(state.flow_version_id));
+          else if (state.status === 'failed') {
+            setFailed(state.error);
+            setRequestId(undefined);
+          } else timer = setTimeout(ask, DRAFTING_POLL_MS);
+        },
+        (error: unknown) => {
+          if (!current) return;
+          setFailed((error as Error).message || 'Asking for the draft failed; try again.');
+          setRequestId(undefined);
+        },
+      );
+    };
+    timer = setTimeout(ask, DRAFTING_POLL_MS / 2);
+    return () => {
+      current = false;
+      clearTimeout(timer);
+    };
+  }, [requestId, navigate]);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    const drafted = await action.perform(() => call(describeDraft, { body: { sentence } }));
-    if (drafted) navigate(draftPage(drafted.flow_version_id));
+    setFailed(undefined);
+    const started = await action.perform(() => call(describeDraft, { body: { sentence } }));
+    if (started?.status === 'drafted') navigate(draftPage(started.flow_version_id));
+    else if (started?.status === 'failed') setFailed(started.error);
+    else if (started) setRequestId(started.request_id);
   };
+  const drafting = action.busy || requestId !== undefined;
   return (
     <section aria-labelledby={heading}>
       <h3 id={heading}>Describe it</h3>
@@ -48,8 +86,20 @@ function DescribeIt({ modelConfigured }: { modelConfigured: boolean }) {
           </Field>
           <p className="muted small">@Builder drafts it; nothing runs until you publish it.</p>
           <ErrorNote error={action.error} />
-          <button type="submit" className="primary" disabled={action.busy || sentence.trim() === ''}>
-            {action.busy ? 'Drafting…' : 'Draft it'}
+          <div aria-live="polite">
+            {drafting && (
+              <p role="status" className="muted" aria-busy="true">
+                @Builder is drafting it (this can take a minute); the draft opens when it is ready.
+              </p>
+            )}
+            {failed && (
+              <p role="alert" className="error">
+                {failed}
+              </p>
+            )}
+          </div>
+          <button type="submit" className="primary" disabled={drafting || sentence.trim() === ''}>
+            {drafting ? 'Drafting…' : 'Draft it'}
           </button>
         </form>
       ) : (

@@ -3,6 +3,7 @@ import { Link } from 'react-router';
 import { call } from '../api.ts';
 import { usePolling, useResource } from '../hooks.ts';
 import { readRun, type RunNode, type RunSummary } from '../../../src/contract/automations.ts';
+import { readDraftRun } from '../../../src/contract/drafts.ts';
 import { JsonValue } from '../ui/json.tsx';
 import { PlanDiagram, type DiagramEdge, type DiagramNode } from '../ui/plan-diagram.tsx';
 import { ErrorNote, Loading } from '../ui/status.tsx';
@@ -240,12 +241,15 @@ function StepRow({ node }: { node: RunNode }) {
 /** One run: its steps with status, attempts, timing, errors and outputs; followed while it moves. */
 export function RunDetail({
   automationId,
+  draftId,
   runId,
   canControl,
   onClose,
   onOpen,
 }: {
-  automationId: string;
+  /** The automation the run belongs to, or (a dry run of a draft) the draft version. */
+  automationId?: string;
+  draftId?: string;
   runId: string;
   /** Whether the person may run the automation (and so retry or replay this run). */
   canControl: boolean;
@@ -253,7 +257,9 @@ export function RunDetail({
   onOpen: (runId: string) => void;
 }) {
   const run = useResource(`run:${runId}`, () =>
-    call(readRun, { params: { id: automationId, run_id: runId } }),
+    draftId !== undefined
+      ? call(readDraftRun, { params: { id: draftId, run_id: runId } })
+      : call(readRun, { params: { id: automationId ?? '', run_id: runId } }),
   );
   usePolling(run.data ? isActive(run.data) : false, 1000, run.reload);
   const rerunOf = run.data?.rerun_of;
@@ -269,7 +275,7 @@ export function RunDetail({
       </div>
       {run.error &&
         (run.error.notFound ? (
-          <p role="alert">This run is not one of this automation’s.</p>
+          <p role="alert">This run is not one of this {draftId ? 'draft' : 'automation'}’s.</p>
         ) : (
           <ErrorNote error={run.error} />
         ))}
@@ -277,7 +283,8 @@ export function RunDetail({
       {run.data && (
         <>
           <p>
-            <Status status={run.data.status} /> · {causeText(run.data.cause)}
+            {run.data.dry_run && <span className="badge">Simulated</span>} <Status status={run.data.status} />{' '}
+            · {causeText(run.data.cause)}
             {run.data.dry_run && ' (writes simulated)'} · version {run.data.version} · queued{' '}
             <When at={run.data.queued_at} />
             {run.data.finished_at && <> · took {duration(run.data.started_at, run.data.finished_at)}</>}
@@ -304,7 +311,7 @@ export function RunDetail({
               onOpen={(id) => document.getElementById(`run-step-${id}`)?.focus()}
             />
           )}
-          <RunApprovals automationId={automationId} runId={runId} onDecided={run.reload} />
+          {automationId && <RunApprovals automationId={automationId} runId={runId} onDecided={run.reload} />}
           <StackTable
             caption="Steps of this run"
             showCaption
@@ -325,7 +332,7 @@ export function RunDetail({
             </div>
           </div>
           <p className="small muted">Secret-looking values are masked.</p>
-          {canControl && !isActive(run.data) && (
+          {canControl && automationId && !isActive(run.data) && (
             <Rerun key={run.data.status} automationId={automationId} runId={runId} onStarted={onOpen} />
           )}
         </>

@@ -95,12 +95,14 @@ function PublishForm({
   const act = (dry: boolean) => async (event?: FormEvent) => {
     event?.preventDefault();
     await action.perform(async () => {
-      const body = { trigger: trigger(), name, scope };
-      const id = await version();
       if (dry) {
-        const run = await call(dryRunDraft, { params: { id }, body });
+        // The draft runs as it is: no trigger, name or scope, and nothing is published.
+        const id = await version();
+        const run = await call(dryRunDraft, { params: { id }, body: {} });
         onDryRun(id, run.run_id);
       } else {
+        const body = { trigger: trigger(), name, scope };
+        const id = await version();
         const published = await call(publishDraft, { params: { id }, body });
         navigate(`/automations/${encodeURIComponent(published.automation_id)}`);
       }
@@ -168,8 +170,8 @@ function PublishForm({
         </p>
       )}
       <p className="muted small">
-        A dry run saves the draft as a paused automation (nothing runs on its trigger) and runs it once with
-        every write simulated. Publish turns it on.
+        A dry run runs this draft once, as it is, with every write simulated; nothing is published and nothing
+        runs on its trigger. Publish turns it on.
       </p>
       <div className="controls">
         <button type="button" onClick={() => void act(true)()} disabled={action.busy}>
@@ -211,16 +213,16 @@ export default function Draft() {
       </p>
       {automation && (
         <p role="status">
-          {automation.enabled ? 'Published and on' : 'Saved as a paused automation for its dry run'}:{' '}
+          {automation.enabled ? 'Published and on' : 'Published, paused'}:{' '}
           <Link to={`/automations/${encodeURIComponent(automation.automation_id)}`}>open the automation</Link>
-          .{!automation.enabled && ' Nothing runs on its trigger until you publish it.'}
+          .
         </p>
       )}
       <PlanDiagram nodes={plan.nodes ?? []} edges={plan.edges} onOpen={openStep} />
-      {runId && automation && (
+      {runId && (
         <RunDetail
           key={runId}
-          automationId={automation.automation_id}
+          draftId={d.flow_version_id}
           runId={runId}
           canControl={false}
           onClose={() =>
@@ -235,7 +237,6 @@ export default function Draft() {
           key={d.flow_version_id}
           draft={d}
           onDryRun={(draftId, run) => {
-            if (draftId === d.flow_version_id) void draft.reload();
             navigate(`/automations/drafts/${encodeURIComponent(draftId)}?run=${encodeURIComponent(run)}`, {
               replace: draftId === d.flow_version_id,
             });

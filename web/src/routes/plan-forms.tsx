@@ -1,28 +1,28 @@
-import { useEffect, useId, useMemo, useRef, useState } from 'react';
+import { useId, useMemo, useState } from 'react';
 import { call } from '../api.ts';
 import { useResource } from '../hooks.ts';
 import { listCapabilities } from '../../../src/contract/drafts.ts';
+import { listAutomations } from '../../../src/contract/automations.ts';
 import type { PlanProblem } from '../../../src/contract/endpoint.ts';
 import type { Binding } from '../../../src/flowplan/bindings.ts';
+import { formFields, sourcesFor, type JsonSchema, type Source } from '../../../src/flowplan/step-form.ts';
 import {
-  bindingOf,
-  errorField,
-  formFields,
-  shapeFields,
-  sourceKey,
-  sourcesFor,
-  valueOf,
-  type FieldValue,
-  type FormField,
-  type JsonSchema,
-  type Source,
-} from '../../../src/flowplan/step-form.ts';
+  fieldBinding,
+  fieldOfError,
+  nodeForm,
+  nodeOutput,
+  withField,
+  withOp,
+  type NodeShapes,
+} from '../../../src/flowplan/node-form.ts';
+import { FieldControl } from './step-field.tsx';
 
 /*
- * A plan edited step by step: each step a form built from its capability's input schema (or its
- * node kind's shape), each field a typed value or a binding picked from earlier steps' outputs and
- * the trigger's fields; the validator's errors at the field they name. `Edit as JSON` edits the
- * same text: the forms read it and write it back, so the two stay in step.
+ * A plan edited step by step: each step a form built from its capability's input schema or its
+ * node kind's shape (a branch's condition and arms, a map's items, result and body, a transform's
+ * op, inputs and args, a subflow's automation and input), each field a typed value or a binding
+ * picked from earlier steps' outputs and the trigger's fields; the validator's errors at the field
+ * they name. `Edit as JSON` edits the same text: the forms read it and write it back.
  */
 
 type Json = Record<string, unknown>;
@@ -34,21 +34,40 @@ interface PlanNodeLike {
   input?: Record<string, Binding>;
   [key: string]: unknown;
 }
+interface EdgeLike {
+  from: string;
+  to: string;
+  when?: boolean;
+}
 interface PlanLike {
   nodes: PlanNodeLike[];
-  edges?: { from: string; to: string }[];
+  edges?: EdgeLike[];
   [key: string]: unknown;
 }
 
 export type Capabilities = Map<string, { input?: JsonSchema; output?: JsonSchema; describe: string }>;
 
-/** The capabilities the person may use, by key, with their schemas. */
-export function useCapabilities() {
+/** What the forms are built from: the capabilities the person may use and the node kinds' shapes. */
+interface Schemas {
+  capabilities: Capabilities;
+  shapes: NodeShapes;
+  automations: { id: string; name: string }[];
+}
+
+/** The capabilities the person may use, by key, with their schemas, and the node kinds' shapes. */
+function useSchemas(): Schemas | undefined {
   const list = useResource('capabilities', () => call(listCapabilities, {}));
-  return useMemo((): Capabilities | undefined => {
+  const automations = useResource('automations', () => call(listAutomations, {}));
+  return useMemo((): Schemas | undefined => {
     if (!list.data) return undefined;
-    return new Map(list.data.namespaces.flatMap((n) => n.capabilities.map((c) => [c.key, c] as const)));
-  }, [list.data]);
+    return {
+      capabilities: new Map(
+        list.data.namespaces.flatMap((n) => n.capabilities.map((c) => [c.key, c] as const)),
+      ),
+      shapes: { node_shapes: list.data.node_shapes, transform_ops: list.data.transform_ops },
+      automations: (automations.data?.automations ?? []).map((a) => ({ id: a.automation_id, name: a.name })),
+    };
+  }, [list.data, automations.data]);
 }
 
 function parsePlan(text: string): PlanLike | undefined {
@@ -61,235 +80,129 @@ function parsePlan(text: string): PlanLike | undefined {
   return undefined;
 }
 
-/** A node's field's binding as the plan holds it (a capability's input, or the node's own field). */
-function bindingAt(node: PlanNodeLike, field: FormField, own: boolean): Binding | undefined {
-  if (own) {
-    const v = node[field.name];
-    if (field.kind === 'integer' && typeof v === 'number') return { kind: 'literal', value: v };
-    return v as Binding | undefined;
-  }
-  return node.input?.[field.name];
-}
-
-function withBinding(
-  node: PlanNodeLike,
-  field: FormField,
-  own: boolean,
-  b: Binding | undefined,
-): PlanNodeLike {
-  if (own) {
-    const next = { ...node };
-    if (b === undefined) delete next[field.name];
-    // A delay's seconds is a number of the node itself, not a binding.
-    else next[field.name] = field.kind === 'integer' && b.kind === 'literal' ? b.value : b;
-    return next;
-  }
-  const input = { ...(node.input ?? {}) };
-  if (b === undefined) delete input[field.name];
-  else input[field.name] = b;
-  return { ...node, input };
-}
-
-function FieldControl({
-  field,
-  binding,
-  sources,
-  problems,
-  onChange,
-}: {
-  field: FormField;
-  binding: Binding | undefined;
-  sources: Source[];
-  problems: string[];
-  onChange: (b: Binding | undefined) => void;
-}) {
-  const id = useId();
-  const initial = valueOf(field, binding);
-  const [text, setText] = useState(initial.source === 'value' ? initial.text : '');
-  const [local, setLocal] = useState<string | undefined>();
-  // The plan changed elsewhere (Edit as JSON): show its value, unless it is what is typed here.
-  const bindingJson = JSON.stringify(binding ?? null);
-  const seen = useRef({ bindingJson, text, field });
-  useEffect(() => {
-    seen.current.text = text;
-    seen.current.field = field;
-  });
-  useEffect(() => {
-    if (seen.current.bindingJson === bindingJson) return;
-    seen.current.bindingJson = bindingJson;
-    const { field: f, text: typedText } = seen.current;
-    const external = valueOf(f, (JSON.parse(bindingJson) as Binding | null) ?? undefined);
-    if (external.source !== 'value') return;
-    const mine = bindingOf(f, { source: 'value', text: typedText });
-    if (JSON.stringify(mine.binding ?? null) !== bindingJson) {
-      setText(external.text);
-      setLocal(undefined);
+/** `id` and the nodes upstream of it on its level (a branch's arm may not lead back to them). */
+function upstreamAndSelf(edges: EdgeLike[], id: string): Set<string> {
+  const seen = new Set([id]);
+  const stack = [id];
+  while (stack.length) {
+    const at = stack.pop() as string;
+    for (const e of edges) {
+      if (e.to !== at || seen.has(e.from)) continue;
+      seen.add(e.from);
+      stack.push(e.from);
     }
-  }, [bindingJson]);
-  const source = initial.source === 'value' ? 'value' : sourceKey(initial);
-  const errors = [...(local ? [local] : []), ...problems];
-  const errorId = `${id}-error`;
-  const describedBy = errors.length ? errorId : field.description ? `${id}-hint` : undefined;
+  }
+  return seen;
+}
 
-  const setValue = (value: FieldValue, shown?: string) => {
-    if (shown !== undefined) setText(shown);
-    const made = bindingOf(field, value);
-    setLocal(made.error);
-    if (!made.error) onChange(made.binding);
-  };
-  const common = {
-    id,
-    'aria-invalid': errors.length > 0 ? ('true' as const) : undefined,
-    'aria-describedby': describedBy,
-  };
-  let control;
-  if (field.kind === 'boolean') {
-    control = (
-      <input
-        {...common}
-        type="checkbox"
-        checked={text === 'true'}
-        onChange={(e) =>
-          setValue({ source: 'value', text: String(e.target.checked) }, String(e.target.checked))
-        }
-      />
-    );
-  } else if (field.kind === 'choice') {
-    control = (
-      <select
-        {...common}
-        value={text}
-        onChange={(e) => setValue({ source: 'value', text: e.target.value }, e.target.value)}
-      >
-        {!field.required && <option value="">(not set)</option>}
-        {field.required && text === '' && <option value="">Choose…</option>}
-        {(field.options ?? []).map((o) => (
-          <option key={o} value={o}>
-            {o}
-          </option>
-        ))}
-      </select>
-    );
-  } else if (field.kind === 'long_text' || field.kind === 'list' || field.kind === 'json') {
-    control = (
-      <textarea
-        {...common}
-        rows={field.kind === 'long_text' ? 3 : 2}
-        spellCheck={field.kind === 'long_text'}
-        className={field.kind === 'json' ? 'code' : undefined}
-        value={text}
-        onChange={(e) => setValue({ source: 'value', text: e.target.value }, e.target.value)}
-      />
-    );
-  } else {
-    control = (
-      <input
-        {...common}
-        type="text"
-        inputMode={field.kind === 'integer' || field.kind === 'number' ? 'numeric' : undefined}
-        value={text}
-        onChange={(e) => setValue({ source: 'value', text: e.target.value }, e.target.value)}
-      />
-    );
-  }
-  const bySource = new Map(sources.map((s) => [sourceKey(s.value), s]));
-  // A binding the list does not offer (a part of a step's output deeper down) is kept and shown.
-  if (initial.source !== 'value' && !bySource.has(source)) {
-    const label =
-      initial.source === 'ref'
-        ? `${initial.node}${initial.path ? `.${initial.path}` : ''}`
-        : `Trigger: ${initial.path || 'whole payload'}`;
-    bySource.set(source, { label, value: initial });
-  }
-  return (
-    <div className="step-field">
-      <label htmlFor={id}>
-        {field.label}
-        {field.required ? '' : ' (optional)'}
-      </label>
-      <div className="row">
-        {source === 'value' ? (
-          control
-        ) : (
-          <output id={id} className="muted" aria-describedby={describedBy}>
-            {bySource.get(source)?.label ?? source}
-          </output>
-        )}
-        {field.bindable && bySource.size > 0 && (
-          <select
-            className="source"
-            aria-label={`${field.label}: value from`}
-            value={source}
-            onChange={(e) => {
-              const picked = bySource.get(e.target.value);
-              if (picked) setValue(picked.value);
-              else setValue({ source: 'value', text });
-            }}
-          >
-            <option value="value">Typed here</option>
-            {[...bySource.entries()].map(([key, s]) => (
-              <option key={key} value={key}>
-                {s.label}
-              </option>
-            ))}
-          </select>
-        )}
-      </div>
-      {field.description && (
-        <p className="hint" id={`${id}-hint`}>
-          {field.description}
-        </p>
-      )}
-      {errors.length > 0 && (
-        <p className="field-error" id={errorId}>
-          {errors.join(' ')}
-        </p>
-      )}
-    </div>
-  );
+/** One list of steps and its edges: the plan's, or a map's body. */
+interface Level {
+  nodes: PlanNodeLike[];
+  edges: EdgeLike[];
 }
 
 function StepForm({
   node,
-  plan,
-  capabilities,
+  level,
+  outer,
+  schemas,
   problems,
   triggerKind,
   onChange,
+  onEdges,
 }: {
   node: PlanNodeLike;
-  plan: PlanLike;
-  capabilities: Capabilities;
+  level: Level;
+  /** Bindings from outside this level (inside a map's body: the steps before the map). */
+  outer: Source[];
+  schemas: Schemas;
   problems: PlanProblem[];
   triggerKind: string | undefined;
   onChange: (node: PlanNodeLike) => void;
+  onEdges: (edges: EdgeLike[]) => void;
 }) {
+  const { capabilities, shapes } = schemas;
+  const [newInput, setNewInput] = useState('');
   const cap = node.kind === 'capability' && node.capability ? capabilities.get(node.capability) : undefined;
   const fromSchema = cap?.input ? formFields(cap.input) : [];
-  const own = shapeFields(node.kind);
-  const sources = sourcesFor(
-    plan,
-    node.id,
-    (n) => (n.capability ? capabilities.get(n.capability)?.output : undefined),
-    triggerKind,
-  );
-  const at = (name: string) => problems.filter((p) => errorField(p.path) === name).map((p) => p.message);
-  const placed = new Set([...fromSchema, ...own].map((f) => f.name));
-  const elsewhere = problems.filter((p) => {
-    const f = errorField(p.path);
-    return f === undefined || !placed.has(f);
-  });
+  const shaped = nodeForm(node, shapes, { automations: schemas.automations });
+  const fields = [...fromSchema, ...shaped.fields];
+  const outputOf = (n: { kind: string; capability?: string; op?: unknown }) =>
+    n.kind === 'capability'
+      ? n.capability
+        ? capabilities.get(n.capability)?.output
+        : undefined
+      : nodeOutput(n, shapes);
+  const sources = [...sourcesFor(level, node.id, outputOf, triggerKind), ...outer];
+  const mine = problems.filter((p) => p.node_id === node.id);
+  const at = (name: string) =>
+    mine.filter((p) => fieldOfError(p.path, fields) === name).map((p) => p.message);
+  const elsewhere = mine.filter((p) => fieldOfError(p.path, fields) === undefined);
   const title = node.title ?? node.id;
-  const field = (f: FormField, isOwn: boolean) => (
+  const field = (f: (typeof fields)[number]) => (
     <FieldControl
       key={f.name}
       field={f}
-      binding={bindingAt(node, f, isOwn)}
-      sources={f.kind === 'integer' && isOwn ? [] : sources}
+      binding={fieldBinding(node, f)}
+      sources={f.bindable ? sources : []}
       problems={at(f.name)}
-      onChange={(b) => onChange(withBinding(node, f, isOwn, b))}
+      onChange={(b) => {
+        if (node.kind === 'transform' && f.at?.join('.') === 'op' && b?.kind === 'literal') {
+          onChange(withOp(node, String(b.value), shapes));
+        } else onChange(withField(node, f, b));
+      }}
+      extra={
+        shaped.namedInputs && f.at?.[0] === 'input' ? (
+          <button type="button" className="link" onClick={() => onChange(withField(node, f, undefined))}>
+            Remove input {f.label}
+          </button>
+        ) : undefined
+      }
     />
   );
+  // A branch's arms: the step each side goes to (edges labelled when true / false).
+  const arms =
+    node.kind === 'branch'
+      ? ([true, false] as const).map((when) => {
+          const before = upstreamAndSelf(level.edges, node.id);
+          const options = level.nodes.map((n) => n.id).filter((id) => !before.has(id));
+          const current = level.edges.find((e) => e.from === node.id && e.when === when)?.to ?? '';
+          const name = when ? 'If true, go on to' : 'If false, go on to';
+          const edgeProblems = problems.filter(
+            (p) =>
+              p.path[0] === 'edges' &&
+              typeof p.path[1] === 'number' &&
+              level.edges[p.path[1]]?.from === node.id &&
+              level.edges[p.path[1]]?.when === when,
+          );
+          return (
+            <FieldControl
+              key={String(when)}
+              field={{
+                name: `arm.${when}`,
+                label: name,
+                kind: 'choice',
+                required: false,
+                bindable: false,
+                options,
+                optionLabels: Object.fromEntries(level.nodes.map((n) => [n.id, n.title ?? n.id])),
+              }}
+              binding={current ? { kind: 'literal', value: current } : undefined}
+              sources={[]}
+              problems={edgeProblems.map((p) => p.message)}
+              onChange={(b) => {
+                const kept = level.edges.filter((e) => !(e.from === node.id && e.when === when));
+                const to = b?.kind === 'literal' ? String(b.value) : '';
+                onEdges(to ? [...kept, { from: node.id, to, when }] : kept);
+              }}
+            />
+          );
+        })
+      : [];
+  const body =
+    node.kind === 'map'
+      ? ((node.body ?? { nodes: [] }) as { nodes: PlanNodeLike[]; edges?: EdgeLike[] })
+      : undefined;
   return (
     <fieldset className="step-form" id={`step-${node.id}`} aria-label={`Step ${title}`} tabIndex={-1}>
       <legend>
@@ -307,12 +220,91 @@ function StepForm({
       {node.kind === 'capability' && !cap && (
         <p className="muted">This capability is not one you can use here; edit it as JSON.</p>
       )}
-      {fromSchema.map((f) => field(f, false))}
-      {own.map((f) => field(f, true))}
-      {fromSchema.length === 0 && own.length === 0 && node.kind !== 'capability' && (
-        <p className="muted small">A {node.kind} step is edited as JSON.</p>
+      {fields.map(field)}
+      {arms}
+      {shaped.namedInputs && (
+        <div className="row add-input">
+          <input
+            aria-label={`New input of ${title}`}
+            placeholder="input name"
+            value={newInput}
+            onChange={(e) => setNewInput(e.target.value.replace(/[^A-Za-z0-9_]/g, ''))}
+          />
+          <button
+            type="button"
+            disabled={newInput === '' || newInput in (node.input ?? {})}
+            onClick={() => {
+              onChange({
+                ...node,
+                input: { ...(node.input ?? {}), [newInput]: { kind: 'literal', value: '' } },
+              });
+              setNewInput('');
+            }}
+          >
+            Add input
+          </button>
+        </div>
+      )}
+      {body && (
+        <div className="map-body" role="group" aria-label={`Steps for each item of ${title}`}>
+          <p className="muted small">For each item (the trigger inside is the item and its index):</p>
+          <StepList
+            level={{ nodes: body.nodes, edges: body.edges ?? [] }}
+            outer={sources.filter((s) => s.value.source === 'ref')}
+            schemas={schemas}
+            problems={problems}
+            triggerKind="map"
+            onLevel={(next) =>
+              onChange({
+                ...node,
+                body: {
+                  ...body,
+                  nodes: next.nodes,
+                  ...(next.edges.length || body.edges ? { edges: next.edges } : {}),
+                },
+              })
+            }
+          />
+        </div>
       )}
     </fieldset>
+  );
+}
+
+/** Every step of one level (the plan, or a map's body) as a form. */
+function StepList({
+  level,
+  outer,
+  schemas,
+  problems,
+  triggerKind,
+  onLevel,
+}: {
+  level: Level;
+  outer: Source[];
+  schemas: Schemas;
+  problems: PlanProblem[];
+  triggerKind: string | undefined;
+  onLevel: (level: Level) => void;
+}) {
+  return (
+    <>
+      {level.nodes.map((node) => (
+        <StepForm
+          key={node.id}
+          node={node}
+          level={level}
+          outer={outer}
+          schemas={schemas}
+          problems={problems}
+          triggerKind={triggerKind}
+          onChange={(next) =>
+            onLevel({ ...level, nodes: level.nodes.map((n) => (n.id === node.id ? next : n)) })
+          }
+          onEdges={(edges) => onLevel({ ...level, edges })}
+        />
+      ))}
+    </>
   );
 }
 
@@ -328,16 +320,23 @@ export function PlanForms({
   problems: PlanProblem[];
   triggerKind?: string | undefined;
 }) {
-  const capabilities = useCapabilities();
+  const schemas = useSchemas();
   const [json, setJson] = useState(false);
   const plan = useMemo(() => parsePlan(text), [text]);
   const jsonId = useId();
-  const update = (node: PlanNodeLike) => {
+  const update = (level: Level) => {
     if (!plan) return;
-    const next = { ...plan, nodes: plan.nodes.map((n) => (n.id === node.id ? node : n)) };
+    const next: PlanLike = { ...plan, nodes: level.nodes };
+    if (level.edges.length || plan.edges) next.edges = level.edges;
     setText(JSON.stringify(next, null, 2));
   };
-  const unplaced = problems.filter((p) => !p.node_id || !plan?.nodes.some((n) => n.id === p.node_id));
+  const ids = useMemo(() => new Set(plan ? allIds(plan.nodes) : []), [plan]);
+  // A branch's arm errors (edges at the top level) are shown at the arm.
+  const armError = (p: PlanProblem) =>
+    p.path[0] === 'edges' &&
+    typeof p.path[1] === 'number' &&
+    plan?.nodes.some((n) => n.kind === 'branch' && n.id === plan.edges?.[p.path[1] as number]?.from);
+  const unplaced = problems.filter((p) => (!p.node_id || !ids.has(p.node_id)) && !armError(p));
   return (
     <div className="plan-forms">
       <div className="page-head">
@@ -371,25 +370,30 @@ export function PlanForms({
       )}
       {!plan ? (
         <p className="error">The plan is not valid JSON with a list of nodes; fix it in Edit as JSON.</p>
-      ) : !capabilities ? (
+      ) : !schemas ? (
         <p className="muted" role="status">
           Loading the steps’ forms…
         </p>
       ) : (
-        plan.nodes.map((node) => (
-          <StepForm
-            key={node.id}
-            node={node}
-            plan={plan}
-            capabilities={capabilities}
-            problems={problems.filter((p) => p.node_id === node.id)}
-            triggerKind={triggerKind}
-            onChange={update}
-          />
-        ))
+        <StepList
+          level={{ nodes: plan.nodes, edges: plan.edges ?? [] }}
+          outer={[]}
+          schemas={schemas}
+          problems={problems}
+          triggerKind={triggerKind}
+          onLevel={update}
+        />
       )}
     </div>
   );
+}
+
+/** Every node id of the plan, map bodies included. */
+function allIds(nodes: PlanNodeLike[]): string[] {
+  return nodes.flatMap((n) => [
+    n.id,
+    ...(n.kind === 'map' ? allIds((n.body as { nodes?: PlanNodeLike[] } | undefined)?.nodes ?? []) : []),
+  ]);
 }
 
 export type { Json };
