@@ -1,4 +1,4 @@
-import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
+import { useEffect, useId, useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { call } from '../api.ts';
 import { useAction, useResource } from '../hooks.ts';
@@ -15,6 +15,7 @@ import {
 import { Field } from '../ui/field.tsx';
 import { ErrorNote } from '../ui/status.tsx';
 import { myZone, When } from '../ui/time.tsx';
+import { useModal } from '../ui/dialog.tsx';
 import '../styles/automations-app.css';
 
 type Templates = Awaited<ReturnType<typeof call<typeof listTemplates>>>;
@@ -234,15 +235,9 @@ function FromTemplate({ templates }: { templates: Template[] }) {
 
 /** `New automation`: a dialog to describe one in a sentence or start from a template; both end on the draft. */
 export function NewAutomation() {
-  const dialog = useRef<HTMLDialogElement>(null);
   const [open, setOpen] = useState(false);
+  const dialog = useModal(open);
   const templates = useResource('automation-templates', () => call(listTemplates, {}));
-  useEffect(() => {
-    const d = dialog.current;
-    if (!d) return;
-    if (open && !d.open) d.showModal();
-    if (!open && d.open) d.close();
-  }, [open]);
   return (
     <>
       <button type="button" className="primary" onClick={() => setOpen(true)}>
