@@ -9,12 +9,11 @@ import { formFields, sourcesFor, type JsonSchema, type Source } from '../../../s
 import {
   fieldBinding,
   fieldOfError,
-  nodeForm,
   nodeOutput,
   withField,
   withOp,
-  type NodeShapes,
-} from '../../../src/flowplan/node-form.ts';
+} from '../../../src/flowplan/node-edit.ts';
+import { nodeForm, type NodeShapes } from '../../../src/flowplan/node-form.ts';
 import { FieldControl } from './step-field.tsx';
 
 /*
