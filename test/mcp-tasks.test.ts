@@ -223,6 +223,7 @@ for (const db of DATABASES) {
       assert.equal(isDetailedTaskV2(done), true, JSON.stringify(done));
       assert.equal(done.status, 'completed');
       assert.match(done.statusMessage, /^Run succeeded\./);
+      assert.equal(done.result.resultType, 'complete', 'the result a tools/call answers with');
       const record = done.result.structuredContent as Json;
       assert.equal(record.action, 'run');
       assert.equal(record.automation_id, automationId);
