@@ -87,8 +87,9 @@ for (const db of DATABASES) {
     }
 
     /**
-     * A task-augmented tools/call as the 2026-07-28 wire carries it. The SDK client (2.4) refuses
-     * a `resultType: "task"` answer to tools/call, so this one request is sent as it would send it.
+     * A task-augmented tools/call as the 2026-07-28 wire carries it. The plain SDK client (2.4)
+     * refuses a `resultType: "task"` answer to tools/call, so this one request is sent as it would
+     * send it (the Tasks requester package drives it in mcp-tasks-client.browser.test.ts).
      */
     async function callForTask(email: string, name: string, args: Json): Promise<Json> {
       const res = await fetch(new URL('/mcp', server.url), {
