@@ -87,8 +87,9 @@ for (const db of DATABASES) {
     }
 
     /**
-     * A task-augmented tools/call as the 2026-07-28 wire carries it. The SDK client (2.4) refuses
-     * a `resultType: "task"` answer to tools/call, so this one request is sent as it would send it.
+     * A task-augmented tools/call as the 2026-07-28 wire carries it. The plain SDK client (2.4)
+     * refuses a `resultType: "task"` answer to tools/call, so this one request is sent as it would
+     * send it (the Tasks requester package drives it in mcp-tasks-client.browser.test.ts).
      */
     async function callForTask(email: string, name: string, args: Json): Promise<Json> {
       const res = await fetch(new URL('/mcp', server.url), {
@@ -223,6 +224,7 @@ for (const db of DATABASES) {
       assert.equal(isDetailedTaskV2(done), true, JSON.stringify(done));
       assert.equal(done.status, 'completed');
       assert.match(done.statusMessage, /^Run succeeded\./);
+      assert.equal(done.result.resultType, 'complete', 'the result a tools/call answers with');
       const record = done.result.structuredContent as Json;
       assert.equal(record.action, 'run');
       assert.equal(record.automation_id, automationId);

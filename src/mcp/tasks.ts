@@ -56,9 +56,15 @@ export function taskOf(progress: RunProgress): Record<string, unknown> & { taskI
   };
   if (status === 'completed') {
     const ended = runEnded(progress);
+    // The call's result as the 2026-07-28 revision carries it, `resultType` included: requesters
+    // read it with the same codec as an immediate tools/call answer.
     return {
       ...task,
-      result: { content: [{ type: 'text', text: ended.text }], structuredContent: ended.structured },
+      result: {
+        resultType: 'complete',
+        content: [{ type: 'text', text: ended.text }],
+        structuredContent: ended.structured,
+      },
     };
   }
   if (status === 'input_required') {
