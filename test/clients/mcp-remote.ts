@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext } from 'playwright-core';
 import type { RunningServer } from '../../src/server.ts';
-import { BROWSER_SKIP, launchBrowser, personAuthorizes } from '../support/browser-oauth.ts';
+import { BROWSER_SKIP, deliver, launchBrowser, personAuthorizes } from '../support/browser-oauth.ts';
 import { DATABASES } from '../support/databases.ts';
 import { acme, setup, type Harness } from '../support/harness.ts';
 import { freePort, startOnFreePorts } from '../support/raw-http.ts';
@@ -69,19 +69,6 @@ function mcpRemote(url: string, port: number, configDir: string) {
     },
     close: () => new Promise<void>((resolve) => (child.once('exit', () => resolve()), child.kill())),
   };
-}
-
-/** Hands the redirect to the client's callback, waiting (at most 10 s) for it to listen. */
-async function deliver(callback: URL): Promise<Response> {
-  const end = Date.now() + 10_000;
-  for (;;) {
-    try {
-      return await fetch(callback);
-    } catch (error) {
-      if (Date.now() > end) throw error;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
 }
 
 describe('mcp-remote connects through OAuth in Chromium', { skip: BROWSER_SKIP }, () => {

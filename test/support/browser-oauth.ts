@@ -153,3 +153,19 @@ export async function personAuthorizes(
     await page.close();
   }
 }
+
+/**
+ * Hands a redirect the browser was kept from following to the client's own callback server,
+ * waiting (at most 10 s) for it to listen.
+ */
+export async function deliver(callback: URL): Promise<Response> {
+  const end = Date.now() + 10_000;
+  for (;;) {
+    try {
+      return await fetch(callback);
+    } catch (error) {
+      if (Date.now() > end) throw error;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
