@@ -174,8 +174,8 @@ export function AccessTokens() {
             void action.perform(async () => {
               await call(revokeToken, { params: { id: asking.id } });
               setAsking(undefined);
-              setSaid(`${asking.name} was revoked; it stopped working at once.`);
               await tokens.reload();
+              setSaid(`${asking.name} was revoked; it stopped working at once.`);
             })
           }
         >

@@ -103,8 +103,8 @@ function ConnectedApps() {
             void action.perform(async () => {
               await call(revokeApp, { params: { id: asking.id } });
               setAsking(undefined);
-              setSaid(`${asking.name} was disconnected; its tokens stopped working.`);
               await apps.reload();
+              setSaid(`${asking.name} was disconnected; its tokens stopped working.`);
             })
           }
         >
