@@ -2,8 +2,8 @@ import { useState, type FormEvent } from 'react';
 import { call } from '../api.ts';
 import { useAction, useResource } from '../hooks.ts';
 import { createToken, listTokens, revokeToken } from '../../../src/contract/settings.ts';
-import { Confirm } from '../ui/confirm.tsx';
 import { Field } from '../ui/field.tsx';
+import { useRevoke } from '../ui/revoke.tsx';
 import { ErrorNote, Loading } from '../ui/status.tsx';
 import { When } from '../ui/time.tsx';
 
@@ -111,9 +111,13 @@ function NewToken({ onMade }: { onMade: () => Promise<void> }) {
 /** `Access tokens`: `New token` (shown once), each token's last use, `Revoke` after a confirmation. */
 export function AccessTokens() {
   const tokens = useResource('tokens', () => call(listTokens, {}));
-  const [asking, setAsking] = useState<{ id: string; name: string } | undefined>();
-  const [said, setSaid] = useState('');
-  const action = useAction();
+  const revoking = useRevoke({
+    revoke: (id) => call(revokeToken, { params: { id } }),
+    reload: tokens.reload,
+    question: (name) => `Revoke ${name}?`,
+    done: (name) => `${name} was revoked; it stopped working at once.`,
+    warning: <p>Anything using it stops working at once. This cannot be undone.</p>,
+  });
   const list = tokens.data?.tokens ?? [];
   return (
     <section aria-labelledby="tokens-heading" className="panel">
@@ -122,8 +126,8 @@ export function AccessTokens() {
         For scripts and MCP clients that send <code>Authorization: Bearer</code>. Each acts as you.
       </p>
       <NewToken onMade={tokens.reload} />
-      <ErrorNote error={tokens.error ?? action.error} />
-      {said && <p role="status">{said}</p>}
+      <ErrorNote error={tokens.error ?? revoking.error} />
+      {revoking.said && <p role="status">{revoking.said}</p>}
       {tokens.loading ? (
         <Loading what="tokens" />
       ) : list.length === 0 ? (
@@ -156,7 +160,7 @@ export function AccessTokens() {
                   </span>
                   <div className="small muted">{t.scopes.join(', ')}</div>
                 </div>
-                <button type="button" onClick={() => setAsking({ id: t.token_id, name })}>
+                <button type="button" onClick={() => revoking.ask({ id: t.token_id, name })}>
                   Revoke
                 </button>
               </li>
@@ -164,24 +168,7 @@ export function AccessTokens() {
           })}
         </ul>
       )}
-      {asking && (
-        <Confirm
-          question={`Revoke ${asking.name}?`}
-          confirm="Revoke"
-          busy={action.busy}
-          onCancel={() => setAsking(undefined)}
-          onConfirm={() =>
-            void action.perform(async () => {
-              await call(revokeToken, { params: { id: asking.id } });
-              setAsking(undefined);
-              await tokens.reload();
-              setSaid(`${asking.name} was revoked; it stopped working at once.`);
-            })
-          }
-        >
-          <p>Anything using it stops working at once. This cannot be undone.</p>
-        </Confirm>
-      )}
+      {revoking.dialog}
     </section>
   );
 }

@@ -3,11 +3,11 @@ import { call } from '../api.ts';
 import { useAction, useResource, useTitle } from '../hooks.ts';
 import { me } from '../../../src/contract/people.ts';
 import { changePassword, listApps, revokeApp } from '../../../src/contract/settings.ts';
-import { Confirm } from '../ui/confirm.tsx';
 import { Field } from '../ui/field.tsx';
 import { ErrorNote, Loading } from '../ui/status.tsx';
 import { When } from '../ui/time.tsx';
 import { AdminSettings } from './settings-admin.tsx';
+import { useRevoke } from '../ui/revoke.tsx';
 import { AccessTokens, SCOPE_WORDS } from './settings-tokens.tsx';
 
 function Password() {
@@ -62,15 +62,19 @@ function Password() {
 
 function ConnectedApps() {
   const apps = useResource('apps', () => call(listApps, {}));
-  const [asking, setAsking] = useState<{ id: string; name: string } | undefined>();
-  const [said, setSaid] = useState('');
-  const action = useAction();
+  const revoking = useRevoke({
+    revoke: (id) => call(revokeApp, { params: { id } }),
+    reload: apps.reload,
+    question: (name) => `Disconnect ${name}?`,
+    done: (name) => `${name} was disconnected; its tokens stopped working.`,
+    warning: <p>It stops working at once, everywhere; connecting it again asks you again.</p>,
+  });
   const list = apps.data?.apps ?? [];
   return (
     <section aria-labelledby="apps-heading" className="panel">
       <h2 id="apps-heading">Connected apps</h2>
-      <ErrorNote error={apps.error ?? action.error} />
-      {said && <p role="status">{said}</p>}
+      <ErrorNote error={apps.error ?? revoking.error} />
+      {revoking.said && <p role="status">{revoking.said}</p>}
       {apps.loading ? (
         <Loading what="connected apps" />
       ) : list.length === 0 ? (
@@ -86,31 +90,14 @@ function ConnectedApps() {
                 </span>
                 <div className="small muted">{a.scopes.map((s) => SCOPE_WORDS[s] ?? s).join('; ')}</div>
               </div>
-              <button type="button" onClick={() => setAsking({ id: a.grant_id, name: a.client_name })}>
+              <button type="button" onClick={() => revoking.ask({ id: a.grant_id, name: a.client_name })}>
                 Revoke
               </button>
             </li>
           ))}
         </ul>
       )}
-      {asking && (
-        <Confirm
-          question={`Disconnect ${asking.name}?`}
-          confirm="Revoke"
-          busy={action.busy}
-          onCancel={() => setAsking(undefined)}
-          onConfirm={() =>
-            void action.perform(async () => {
-              await call(revokeApp, { params: { id: asking.id } });
-              setAsking(undefined);
-              await apps.reload();
-              setSaid(`${asking.name} was disconnected; its tokens stopped working.`);
-            })
-          }
-        >
-          <p>It stops working at once, everywhere; connecting it again asks you again.</p>
-        </Confirm>
-      )}
+      {revoking.dialog}
     </section>
   );
 }
