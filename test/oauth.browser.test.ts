@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
@@ -16,12 +15,12 @@ import {
   BrowserOAuthClient,
   launchBrowser,
   personAuthorizes,
+  tandemForBrowser,
   type BrowserAuthorization,
 } from './support/browser-oauth.ts';
 import { DATABASES } from './support/databases.ts';
-import { setup, type Harness } from './support/harness.ts';
+import type { Harness } from './support/harness.ts';
 import { mcpCall, serveClientDocument } from './support/oauth.ts';
-import { startOnFreePorts } from './support/raw-http.ts';
 
 const PASSWORD = 'correct horse battery';
 const REDIRECT = 'http://127.0.0.1:5999/callback';
@@ -46,23 +45,11 @@ describe('MCP clients connect through OAuth in a browser', { skip: BROWSER_SKIP 
 
   for (const db of DATABASES) {
     describe(db.name, () => {
+      const made = tandemForBrowser(db, () => browser, PASSWORD);
       let h: Harness;
       let server: RunningServer;
-      let dataDir: string;
       let context: BrowserContext;
-      before(async () => {
-        h = await setup(db);
-        dataDir = mkdtempSync(join(tmpdir(), 'tandem-oauth-browser-'));
-        server = await startOnFreePorts(h.services, dataDir);
-        await h.services.accounts.setPassword('ada@acme.test', PASSWORD);
-        context = await browser.newContext();
-      });
-      after(async () => {
-        await context?.close();
-        await server?.close();
-        await h?.close();
-        rmSync(dataDir, { recursive: true, force: true });
-      });
+      before(() => ({ h, server, context } = made));
 
       const shot = (name: string) => (SHOTS && db.name === 'sqlite' ? join(SHOTS, `${name}.png`) : undefined);
 

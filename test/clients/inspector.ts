@@ -7,10 +7,16 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext } from 'playwright-core';
 import type { RunningServer } from '../../src/server.ts';
-import { BROWSER_SKIP, deliver, launchBrowser, personAuthorizes } from '../support/browser-oauth.ts';
+import {
+  BROWSER_SKIP,
+  deliver,
+  launchBrowser,
+  personAuthorizes,
+  tandemForBrowser,
+} from '../support/browser-oauth.ts';
 import { DATABASES } from '../support/databases.ts';
-import { acme, setup, type Harness } from '../support/harness.ts';
-import { freePort, startOnFreePorts } from '../support/raw-http.ts';
+import { acme, type Harness } from '../support/harness.ts';
+import { freePort } from '../support/raw-http.ts';
 import { IMPLEMENTED_TOOLS } from '../support/tools.ts';
 
 const PASSWORD = 'correct horse battery';
@@ -74,26 +80,16 @@ describe('the MCP Inspector CLI connects through OAuth in Chromium', { skip: BRO
 
   for (const db of DATABASES) {
     describe(db.name, () => {
+      const made = tandemForBrowser(db, () => browser, PASSWORD);
       let h: Harness;
       let server: RunningServer;
-      let dataDir: string;
-      let home: string;
       let context: BrowserContext;
-      before(async () => {
-        h = await setup(db);
-        dataDir = mkdtempSync(join(tmpdir(), 'tandem-inspector-'));
+      let home: string;
+      before(() => {
+        ({ h, server, context } = made);
         home = mkdtempSync(join(tmpdir(), 'tandem-inspector-home-'));
-        server = await startOnFreePorts(h.services, dataDir);
-        await h.services.accounts.setPassword('ada@acme.test', PASSWORD);
-        context = await browser.newContext();
       });
-      after(async () => {
-        await context?.close();
-        await server?.close();
-        await h?.close();
-        rmSync(dataDir, { recursive: true, force: true });
-        rmSync(home, { recursive: true, force: true });
-      });
+      after(() => rmSync(home, { recursive: true, force: true }));
 
       it('signs Ada in and lists the tools, then calls one with the token it kept', async () => {
         const callbackUrl = `http://127.0.0.1:${await freePort()}/oauth/callback`;

@@ -7,10 +7,16 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext } from 'playwright-core';
 import type { RunningServer } from '../../src/server.ts';
-import { BROWSER_SKIP, deliver, launchBrowser, personAuthorizes } from '../support/browser-oauth.ts';
+import {
+  BROWSER_SKIP,
+  deliver,
+  launchBrowser,
+  personAuthorizes,
+  tandemForBrowser,
+} from '../support/browser-oauth.ts';
 import { DATABASES } from '../support/databases.ts';
-import { acme, setup, type Harness } from '../support/harness.ts';
-import { freePort, startOnFreePorts } from '../support/raw-http.ts';
+import { acme, type Harness } from '../support/harness.ts';
+import { freePort } from '../support/raw-http.ts';
 import { IMPLEMENTED_TOOLS } from '../support/tools.ts';
 
 const PASSWORD = 'correct horse battery';
@@ -82,26 +88,16 @@ describe('mcp-remote connects through OAuth in Chromium', { skip: BROWSER_SKIP }
 
   for (const db of DATABASES) {
     describe(db.name, () => {
+      const made = tandemForBrowser(db, () => browser, PASSWORD);
       let h: Harness;
       let server: RunningServer;
-      let dataDir: string;
-      let configDir: string;
       let context: BrowserContext;
-      before(async () => {
-        h = await setup(db);
-        dataDir = mkdtempSync(join(tmpdir(), 'tandem-mcp-remote-'));
+      let configDir: string;
+      before(() => {
+        ({ h, server, context } = made);
         configDir = mkdtempSync(join(tmpdir(), 'tandem-mcp-remote-config-'));
-        server = await startOnFreePorts(h.services, dataDir);
-        await h.services.accounts.setPassword('ada@acme.test', PASSWORD);
-        context = await browser.newContext();
       });
-      after(async () => {
-        await context?.close();
-        await server?.close();
-        await h?.close();
-        rmSync(dataDir, { recursive: true, force: true });
-        rmSync(configDir, { recursive: true, force: true });
-      });
+      after(() => rmSync(configDir, { recursive: true, force: true }));
 
       const running: ReturnType<typeof mcpRemote>[] = [];
       after(async () => {
@@ -129,7 +125,9 @@ describe('mcp-remote connects through OAuth in Chromium', { skip: BROWSER_SKIP }
         });
         // Chromium's redirect was held for the test; it goes on to mcp-remote's callback now
         // (which listens once it has asked; a quick answer may arrive before it does).
-        const res = await deliver(done.callback);
+        const res = await deliver(done.callback).catch((error: unknown) => {
+          throw new Error(`mcp-remote took no redirect (${String(error)}): ${remote.stderr()}`);
+        });
         assert.equal(res.status, 200, `mcp-remote took the code: ${remote.stderr()}`);
         const init = await initialized;
         assert.ok(init.result, `initialized: ${JSON.stringify(init)} ${remote.stderr()}`);

@@ -4,7 +4,15 @@ import type {
   OAuthDiscoveryState,
   OAuthClientMetadata,
 } from '@modelcontextprotocol/client';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { RunningServer } from '../../src/server.ts';
+import type { TestDatabase } from './databases.ts';
+import { setup, type Harness } from './harness.ts';
+import { startOnFreePorts } from './raw-http.ts';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const LAUNCH_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'];
@@ -168,4 +176,27 @@ export async function deliver(callback: URL): Promise<Response> {
       await new Promise((r) => setTimeout(r, 50));
     }
   }
+}
+
+/**
+ * For the suite it is called in: Tandem on free ports over `db`, Ada with a password to sign in
+ * with, and a fresh Chromium context of `browser()`; all closed after the suite.
+ */
+export function tandemForBrowser(db: TestDatabase, browser: () => Browser, password: string) {
+  const made = {} as { h: Harness; server: RunningServer; context: BrowserContext };
+  let dataDir: string | undefined;
+  before(async () => {
+    made.h = await setup(db);
+    dataDir = mkdtempSync(join(tmpdir(), 'tandem-browser-client-'));
+    made.server = await startOnFreePorts(made.h.services, dataDir);
+    await made.h.services.accounts.setPassword('ada@acme.test', password);
+    made.context = await browser().newContext();
+  });
+  after(async () => {
+    await made.context?.close();
+    await made.server?.close();
+    await made.h?.close();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+  return made;
 }
