@@ -43,7 +43,7 @@ export function describeItService(deps: DescribeDeps, options: { timeoutMs?: num
   // Past this a drafting still marked under way was lost with the process that ran it.
   const lostAfterMs = timeoutMs * (REPAIRS + 2) + 60_000;
 
-  const service = {
+  return {
     modelConfigured: async (actor: Actor) => (await deps.modelFor(actor.workspaceId)) !== undefined,
 
     /** Starts @Builder drafting from the sentence and answers at once with the drafting's id. */
@@ -117,14 +117,7 @@ export function describeItService(deps: DescribeDeps, options: { timeoutMs?: num
       }
       return { request_id: row.id, status: 'drafting' };
     },
-
-    /** Drafts from the sentence and waits for the draft (what `start` does in the background). */
-    async draft(actor: Actor, sentence: unknown): Promise<{ flow_version_id: string }> {
-      const { text, model } = await checked(deps, actor, sentence);
-      return drafted(deps, actor, text, model, timeoutMs);
-    },
   };
-  return service;
 }
 
 /** The sentence, checked, and the model to draft with: what is refused at once, before any model call. */
