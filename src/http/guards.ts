@@ -42,6 +42,9 @@ const BODY_RULES: BodyRule[] = [
   { applies: () => true, bytes: 16 * KiB, size: '16 KiB', what: 'this address' },
 ];
 
+/** Methods whose requests Tandem never reads a body of. */
+const BODILESS = new Set(['GET', 'HEAD']);
+
 /** A refusal in the form the route speaks: JSON-RPC on /mcp, JSON on /api and hooks, else a page. */
 function refusal(c: Context, status: 403 | 413, error: string, message: string, title: string) {
   const path = c.req.path;
@@ -58,24 +61,28 @@ function refusal(c: Context, status: 403 | 413, error: string, message: string, 
  * so at most the limit is ever held in memory.
  */
 export function limitBodies(): MiddlewareHandler {
-  const limiters = BODY_RULES.map((rule) => ({
-    rule,
-    limit: bodyLimit({
-      maxSize: rule.bytes,
-      onError: (c) =>
-        refusal(
-          c,
-          413,
-          'too_large',
-          `The request body is larger than ${rule.size}, the most ${rule.what} accepts.`,
-          'Too large',
-        ),
-    }),
-  }));
+  const limiters = BODY_RULES.map((rule) => {
+    const refuse = (c: Context) =>
+      refusal(
+        c,
+        413,
+        'too_large',
+        `The request body is larger than ${rule.size}, the most ${rule.what} accepts.`,
+        'Too large',
+      );
+    return { rule, refuse, limit: bodyLimit({ maxSize: rule.bytes, onError: refuse }) };
+  });
   return (c, next) => {
     // The authorization server reads its own bodies from the socket, refusing any past 56 KiB.
-    if (isAuthorizationServerPath(c.req.path)) return next();
-    return limiters.find((l) => l.rule.applies(c.req.path))!.limit(c, next);
+    if (isAuthorizationServerPath(c.req.path) || BODILESS.has(c.req.method)) return next();
+    const limiter = limiters.find((l) => l.rule.applies(c.req.path))!;
+    // A declared length is checked as it stands, leaving the body unread for the route (which
+    // reads it straight off the socket); only a chunked body is counted as it arrives.
+    const declared = c.req.header('content-length');
+    if (declared !== undefined && c.req.header('transfer-encoding') === undefined) {
+      return Number(declared) > limiter.rule.bytes ? limiter.refuse(c) : next();
+    }
+    return limiter.limit(c, next);
   };
 }
 

@@ -75,9 +75,8 @@ export function mcpHttp(services: Services, resourceUrl: URL, allowedHosts: stri
     (ctx) => {
       const actor = ctx.authInfo?.extra?.actor as Actor | undefined;
       if (!actor) throw new Error('an MCP request reached the server without a verified caller');
-      const headers = ctx.requestInfo?.headers;
-      const only = headers?.get('mcp-method') === 'tools/call' ? headers.get('mcp-name') : undefined;
-      return buildMcpServer(services, actor, { iconOrigin: resourceUrl.origin, only: only ?? undefined });
+      const only = ctx.requestInfo ? calledTool.get(ctx.requestInfo) : undefined;
+      return buildMcpServer(services, actor, { iconOrigin: resourceUrl.origin, only });
     },
     { onerror: logMcpError, maxRequestBodySize: MCP_MAX_BODY },
   );
@@ -89,7 +88,12 @@ export function mcpHttp(services: Services, resourceUrl: URL, allowedHosts: stri
       if (badHost) return badHost;
       const auth = await authenticate(request);
       if (auth instanceof Response) return auth;
-      return withGrantedScopes(await handler.fetch(request, { authInfo: auth }), auth.scopes);
+      const { forward, parsedBody } = await readMessage(request);
+      const response = await handler.fetch(forward, {
+        authInfo: auth,
+        ...(parsedBody === undefined ? {} : { parsedBody }),
+      });
+      return withGrantedScopes(response, auth.scopes);
     },
     metadata() {
       return {
@@ -103,6 +107,33 @@ export function mcpHttp(services: Services, resourceUrl: URL, allowedHosts: stri
     },
     close: () => handler.close(),
   };
+}
+
+/** The tool a request calls, for the requests whose body says so (see `readMessage`). */
+const calledTool = new WeakMap<Request, string>();
+
+/**
+ * Reads a JSON-RPC POST's body once, up front, when its length is declared and within
+ * MCP_MAX_BODY, and notes the tool a `tools/call` names: the server built for that request then
+ * registers that tool alone, whichever protocol revision the client speaks. Anything else (no
+ * declared length, another media type, a body that is not JSON) reaches the SDK as it came, to be
+ * read, bounded and answered there.
+ */
+async function readMessage(request: Request): Promise<{ forward: Request; parsedBody?: unknown }> {
+  const length = Number(request.headers.get('content-length') ?? NaN);
+  const json = /^application\/json\s*(;|$)/i.test(request.headers.get('content-type') ?? '');
+  if (request.method !== 'POST' || !json || !(length >= 0 && length <= MCP_MAX_BODY)) return { forward: request };
+  const text = await request.text();
+  let parsedBody: unknown;
+  try {
+    parsedBody = JSON.parse(text);
+  } catch {
+    return { forward: new Request(request, { body: text }) };
+  }
+  const message = parsedBody as { method?: unknown; params?: { name?: unknown } } | null;
+  if (message?.method === 'tools/call' && typeof message.params?.name === 'string')
+    calledTool.set(request, message.params.name);
+  return { forward: request, parsedBody };
 }
 
 /**

@@ -38,9 +38,17 @@ const INSTRUCTIONS =
 
 interface Prepared {
   tool: AnyTool;
-  input: ReturnType<typeof advertised>;
-  output: ReturnType<typeof advertised>;
-  challenge: ScopeChallengeHandler;
+  /** How the tool is registered, apart from its icons (which name the server's origin). */
+  config: {
+    title: string;
+    description: string;
+    inputSchema: ReturnType<typeof advertised>;
+    outputSchema: ReturnType<typeof advertised>;
+    annotations: Record<string, boolean>;
+    scopeChallenge: ScopeChallengeHandler;
+  };
+  /** The registration with icons, by origin (one origin per process in practice). */
+  withIcons: Map<string, Prepared['config'] & { icons: ReturnType<typeof toolIcons> }>;
 }
 
 /** Each tool's argument rules, rendered once per process. */
@@ -49,10 +57,26 @@ const fieldsOf = new Map<AnyTool, Record<string, FieldRule>>(TOOLS.map((tool) =>
 // Rendered once per process; each connection or request only binds them to its caller.
 const prepared: Prepared[] = TOOLS.map((tool) => ({
   tool,
-  input: advertised(tool.input, 'input'),
-  output: advertised(tool.output, 'output'),
-  challenge: scopeChallenge(tool),
+  config: {
+    title: tool.title,
+    description: tool.description,
+    inputSchema: advertised(tool.input, 'input'),
+    outputSchema: advertised(tool.output, 'output'),
+    annotations: wireAnnotations(tool),
+    scopeChallenge: scopeChallenge(tool),
+  },
+  withIcons: new Map(),
 }));
+
+function registration({ tool, config, withIcons }: Prepared, iconOrigin: string | undefined) {
+  if (iconOrigin === undefined) return config;
+  let made = withIcons.get(iconOrigin);
+  if (!made) {
+    made = { ...config, icons: toolIcons(iconOf.get(tool)!, iconOrigin) };
+    if (withIcons.size < 8) withIcons.set(iconOrigin, made);
+  }
+  return made;
+}
 
 const preparedByName = new Map(prepared.map((p) => [p.tool.name, [p]]));
 
@@ -175,9 +199,8 @@ export function buildMcpServer(
   options: {
     iconOrigin?: string;
     /**
-     * The one tool a request calls, when it says so up front (the 2026-07-28 revision's
-     * `Mcp-Method: tools/call` and `Mcp-Name` headers, which the SDK holds to the body): a
-     * server built for one call registers that tool alone.
+     * The one tool a request calls (`tools/call`, read from its body before the server is
+     * built): a server built for one call registers that tool alone.
      */
     only?: string | undefined;
   } = {},
@@ -188,18 +211,11 @@ export function buildMcpServer(
     cacheHints: { 'tools/list': { ttlMs: TOOL_LIST_TTL_MS, cacheScope: 'public' } },
   });
   const serving = (options.only && preparedByName.get(options.only)) || prepared;
-  for (const { tool, input, output, challenge } of serving) {
+  for (const entry of serving) {
+    const { tool } = entry;
     server.registerTool(
       tool.name,
-      {
-        title: tool.title,
-        description: tool.description,
-        inputSchema: input,
-        outputSchema: output,
-        annotations: wireAnnotations(tool),
-        ...(options.iconOrigin ? { icons: toolIcons(iconOf.get(tool)!, options.iconOrigin) } : {}),
-        scopeChallenge: challenge,
-      },
+      registration(entry, options.iconOrigin),
       (args: unknown, ctx) =>
         callTool(services, actor, tool, (args ?? {}) as Record<string, unknown>, {
           asTask: declaresTasks(ctx),
