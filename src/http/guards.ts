@@ -72,7 +72,7 @@ export function limitBodies(): MiddlewareHandler {
       );
     return { rule, refuse, limit: bodyLimit({ maxSize: rule.bytes, onError: refuse }) };
   });
-  return (c, next) => {
+  return async (c, next) => {
     // The authorization server reads its own bodies from the socket, refusing any past 56 KiB.
     if (isAuthorizationServerPath(c.req.path) || BODILESS.has(c.req.method)) return next();
     const limiter = limiters.find((l) => l.rule.applies(c.req.path))!;

@@ -1,4 +1,5 @@
 import * as Y from 'yjs';
+import { allInfos, stringOf } from './block-index.ts';
 import { blockArray, blockText, isDeleted, newBlock, type BlockMap } from './model.ts';
 
 /**
@@ -60,33 +61,38 @@ export function recordChanges(
     const after = blockText(map).toString();
     if (after !== before) out.changed.push({ id: idOf(map), before, after });
   }
-  if (removed.size > 0) {
-    // The order before the write: blocks standing then (live ones and those this write took out),
-    // without the blocks it added.
-    const order: BlockMap[] = [];
-    blockArray(doc).forEach((map) => {
-      if (!addedSet.has(map) && (removed.has(map) || !isDeleted(map))) order.push(map);
-    });
-    // Each removed block in document order, its neighbours filled in.
-    const byId = new Map<string, WriteChanges['removed'][number]>();
-    for (const map of order) {
-      if (!(removed.has(map) && isDeleted(map))) continue;
-      byId.set(idOf(map), { id: idOf(map), text: blockText(map).toString(), after: null, before: null });
+  if (removed.size > 0) out.removed = removedInPlace(doc, addedSet, removed);
+  return out;
+}
+
+/**
+ * The removed blocks in document order, each with its neighbours in the order before the write:
+ * the blocks standing then (live ones and those this write took out), without those it added.
+ * One pass over the document's cached block list, reading ids only where they are needed.
+ */
+function removedInPlace(
+  doc: Y.Doc,
+  added: ReadonlySet<BlockMap>,
+  removed: ReadonlySet<BlockMap>,
+): WriteChanges['removed'] {
+  const out: WriteChanges['removed'] = [];
+  let prev: BlockMap | null = null;
+  let run: WriteChanges['removed'] = [];
+  for (const info of allInfos(doc)) {
+    const { map } = info;
+    if (added.has(map)) continue;
+    const taken = removed.has(map);
+    if (info.deleted && !taken) continue;
+    if (taken && info.deleted) {
+      const entry = { id: idOf(map), text: stringOf(info), after: prev && idOf(prev), before: null };
+      out.push(entry);
+      run.push(entry);
+    } else if (run.length > 0) {
+      const id = idOf(map);
+      for (const r of run) r.before = id;
+      run = [];
     }
-    let prev: string | null = null;
-    let run: WriteChanges['removed'][number][] = [];
-    for (const map of order) {
-      const entry = byId.get(idOf(map));
-      if (entry) {
-        entry.after = prev;
-        run.push(entry);
-      } else {
-        for (const r of run) r.before = idOf(map);
-        run = [];
-      }
-      prev = idOf(map);
-    }
-    out.removed = [...byId.values()];
+    prev = map;
   }
   return out;
 }

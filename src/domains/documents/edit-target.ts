@@ -1,7 +1,7 @@
 import { DomainError, invalid } from '../../errors.ts';
 import type { Db } from '../../storage/schema.ts';
 import type { Actor } from '../workspace/actor.ts';
-import { artifactFor, requireRole, type Artifact } from '../policies/artifacts.ts';
+import { artifactHeadFor, requireRole, type ArtifactHead } from '../policies/artifacts.ts';
 import { findExcerpt, nearestPassages, shorten } from './excerpt.ts';
 import { blockText, blocksCovering, liveBlocks, projection, type BlockMap } from './model.ts';
 import type { LiveDoc } from './store.ts';
@@ -64,14 +64,14 @@ export function checkInput(input: EditInput): Checked {
 
 /** The id of a document this person may edit (its editor role or better), or the refusal. */
 export async function editableDocument(db: Db, actor: Actor, documentId: unknown): Promise<string> {
-  const access = await artifactFor(db, actor, documentId);
+  const access = await artifactHeadFor(db, actor, documentId);
   requireDocument(access.artifact);
   requireRole(access, 'editor');
   return access.artifact.id;
 }
 
 /** Only documents are edited here; pages and tables are named with what to use instead. */
-export function requireDocument(artifact: Artifact): void {
+export function requireDocument(artifact: ArtifactHead): void {
   if (artifact.type === 'document') return;
   if (artifact.type === 'html_app') {
     throw new DomainError(

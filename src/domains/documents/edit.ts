@@ -1,7 +1,7 @@
 import { DomainError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import type { Actor } from '../workspace/actor.ts';
-import { artifactFor, requireRole } from '../policies/artifacts.ts';
+import { artifactHeadFor, requireRole } from '../policies/artifacts.ts';
 import { personName } from '../workspace/artifacts.ts';
 import type { Deps, WriteOptions } from '../deps.ts';
 import { recordChanges } from './changes.ts';
@@ -54,7 +54,7 @@ export function editor({ deps, store, hooks, acquire, digestAt, holdsDigest }: E
 
   async function edit(actor: Actor, input: EditInput, options: WriteOptions = {}) {
     const checked = checkInput(input);
-    const access = await artifactFor(db, actor, input.document_id);
+    const access = await artifactHeadFor(db, actor, input.document_id);
     requireDocument(access.artifact);
     requireRole(access, 'editor');
     const id = access.artifact.id;
@@ -91,7 +91,7 @@ export function editor({ deps, store, hooks, acquire, digestAt, holdsDigest }: E
     const watch = store.beginWrite(live);
     try {
       // Within the lease and its transaction of record, the role is checked again.
-      requireRole(await artifactFor(db, actor, id), 'editor');
+      requireRole(await artifactHeadFor(db, actor, id), 'editor');
       await store.refresh(live);
       await store.flush(id);
       const target = resolveTarget(live, checked);

@@ -12,8 +12,27 @@ export type Artifact = Selectable<ArtifactTable>;
 export type Conversation = Selectable<ConversationTable>;
 export type Pod = Selectable<PodTable>;
 
-export interface ArtifactAccess {
-  artifact: Artifact;
+/**
+ * The columns stored before `content`: everything a check of rights, type or status reads. A
+ * query for them alone never reads a row's text (SQLite stops before its overflow pages).
+ */
+const HEAD_COLUMNS = [
+  'id',
+  'workspace_id',
+  'type',
+  'title',
+  'owner_id',
+  'scope',
+  'pod_id',
+  'conversation_id',
+  'chat_id',
+  'status',
+  'version',
+] as const satisfies readonly (keyof Artifact)[];
+export type ArtifactHead = Pick<Artifact, (typeof HEAD_COLUMNS)[number]>;
+
+export interface ArtifactAccess<A extends ArtifactHead = Artifact> {
+  artifact: A;
   role: Role;
 }
 
@@ -38,7 +57,7 @@ function audienceRole(stored: string | undefined): Role {
  * The highest role any source gives: owner, explicit role, the artifact's audience (its pod, or
  * everyone in the workspace, with the role its sharing gives them), conversation participation.
  */
-export async function effectiveRole(db: Db, personId: string, artifact: Artifact): Promise<Role | null> {
+export async function effectiveRole(db: Db, personId: string, artifact: ArtifactHead): Promise<Role | null> {
   if (artifact.owner_id === personId) return 'owner';
   const audience = artifact.scope === 'org' || artifact.pod_id ? await scopeRole(db, artifact.id) : null;
   const sources: (Role | null)[] = [artifact.scope === 'org' ? audience : null];
@@ -86,6 +105,30 @@ export async function artifactFor(db: Db, actor: Actor, artifactId: unknown): Pr
     .where('id', '=', artifactId)
     .where('workspace_id', '=', actor.workspaceId)
     .executeTakeFirst();
+  return withRole(db, actor, artifact);
+}
+
+/** As `artifactFor`, without the artifact's text: for checks and writes that never read it. */
+export async function artifactHeadFor(
+  db: Db,
+  actor: Actor,
+  artifactId: unknown,
+): Promise<ArtifactAccess<ArtifactHead>> {
+  if (typeof artifactId !== 'string' || artifactId === '') throw notFound();
+  const artifact = await db
+    .selectFrom('artifacts')
+    .select(HEAD_COLUMNS)
+    .where('id', '=', artifactId)
+    .where('workspace_id', '=', actor.workspaceId)
+    .executeTakeFirst();
+  return withRole(db, actor, artifact);
+}
+
+async function withRole<A extends ArtifactHead>(
+  db: Db,
+  actor: Actor,
+  artifact: A | undefined,
+): Promise<ArtifactAccess<A>> {
   if (!artifact) throw notFound();
   const role = await effectiveRole(db, actor.personId, artifact);
   if (!role) throw notFound();
@@ -93,7 +136,7 @@ export async function artifactFor(db: Db, actor: Actor, artifactId: unknown): Pr
 }
 
 /** Refuses writes (`editor`) or comments (`commenter`) the role does not allow, and archived artifacts. */
-export function requireRole(access: ArtifactAccess, needed: 'commenter' | 'editor'): void {
+export function requireRole(access: ArtifactAccess<ArtifactHead>, needed: 'commenter' | 'editor'): void {
   if (roleRank(access.role) < roleRank(needed)) {
     if (access.role === 'viewer') throw new DomainError('read_only', 'This document is read-only for you');
     throw new DomainError('comment_only', 'You can comment on this document but not edit it');
