@@ -1,5 +1,5 @@
 import * as Y from 'yjs';
-import { allInfos, stringOf } from './block-index.ts';
+import { allInfos, derivedOf, stringOf } from './block-index.ts';
 import { blockArray, blockText, isDeleted, newBlock, type BlockMap } from './model.ts';
 
 /**
@@ -51,7 +51,6 @@ export function recordChanges(
   removed: ReadonlySet<BlockMap>,
   changed: readonly { map: BlockMap; before: string }[],
 ): WriteChanges {
-  const addedSet = new Set(added);
   const out: WriteChanges = { added: [], removed: [], changed: [] };
   for (const map of added) {
     if (inArray(map) && !isDeleted(map)) out.added.push({ id: idOf(map), text: blockText(map).toString() });
@@ -61,38 +60,46 @@ export function recordChanges(
     const after = blockText(map).toString();
     if (after !== before) out.changed.push({ id: idOf(map), before, after });
   }
-  if (removed.size > 0) out.removed = removedInPlace(doc, addedSet, removed);
+  if (removed.size > 0) out.removed = removedInPlace(doc, added, removed);
   return out;
 }
 
 /**
  * The removed blocks in document order, each with its neighbours in the order before the write:
  * the blocks standing then (live ones and those this write took out), without those it added.
- * One pass over the document's cached block list, reading ids only where they are needed.
+ * Read off the document's block list from each removed block outwards, so the cost is the
+ * distance to its neighbours, not the document's length.
  */
 function removedInPlace(
   doc: Y.Doc,
-  added: ReadonlySet<BlockMap>,
+  added: readonly BlockMap[],
   removed: ReadonlySet<BlockMap>,
 ): WriteChanges['removed'] {
+  const all = allInfos(doc);
+  const known = derivedOf(doc).infos;
+  const at = (map: BlockMap) => {
+    const info = known.get(map);
+    const i = info ? all.indexOf(info) : -1;
+    return i >= 0 ? i : all.findIndex((other) => other.map === map);
+  };
+  const taken = new Set([...removed].map(at).filter((i) => i >= 0));
+  const put = new Set(added.map(at).filter((i) => i >= 0));
+  const entry = (i: number) => taken.has(i) && all[i]!.deleted;
+  // Not in the order before the write: what it added, and blocks removed before it.
+  const outside = (i: number) => (all[i]!.deleted ? !taken.has(i) : put.has(i));
   const out: WriteChanges['removed'] = [];
-  let prev: BlockMap | null = null;
-  let run: WriteChanges['removed'] = [];
-  for (const info of allInfos(doc)) {
-    const { map } = info;
-    if (added.has(map)) continue;
-    const taken = removed.has(map);
-    if (info.deleted && !taken) continue;
-    if (taken && info.deleted) {
-      const entry = { id: idOf(map), text: stringOf(info), after: prev && idOf(prev), before: null };
-      out.push(entry);
-      run.push(entry);
-    } else if (run.length > 0) {
-      const id = idOf(map);
-      for (const r of run) r.before = id;
-      run = [];
-    }
-    prev = map;
+  for (const i of [...taken].sort((a, b) => a - b)) {
+    if (!entry(i)) continue;
+    let left = i - 1;
+    while (left >= 0 && outside(left)) left--;
+    let right = i + 1;
+    while (right < all.length && (outside(right) || entry(right))) right++;
+    out.push({
+      id: idOf(all[i]!.map),
+      text: stringOf(all[i]!),
+      after: left >= 0 ? idOf(all[left]!.map) : null,
+      before: right < all.length ? idOf(all[right]!.map) : null,
+    });
   }
   return out;
 }

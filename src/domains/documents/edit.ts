@@ -15,9 +15,9 @@ import {
   type EditInput,
 } from './edit-target.ts';
 import type { Lease } from './lease.ts';
-import { blocksChanged, projection, storedDigest, type BlockDigest, type VersionDigest } from './model.ts';
+import { blocksChanged, storedDigest, type BlockDigest, type VersionDigest } from './model.ts';
 import type { DocumentStore, KeptBlock, VersionRow } from './store.ts';
-import { packText } from '../../storage/packed.ts';
+import { packedMarkdown } from './live-doc.ts';
 
 export { MODES, requireDocument, type EditInput, type Mode } from './edit-target.ts';
 
@@ -119,7 +119,7 @@ export function editor({ deps, store, hooks, acquire, digestAt, holdsDigest }: E
         pinned: 0,
         author_id: actor.personId,
         instruction: `edit_document ${checked.mode}`,
-        content: packText(projection(live.doc)),
+        content: packedMarkdown(live),
         kept_json: null,
         blocks_json: digestKnown ? null : storedDigest(live.doc),
         created_at: Date.now(),

@@ -1,7 +1,8 @@
 import * as Y from 'yjs';
 import type { Insertable } from 'kysely';
 import type { CheckpointTable } from '../../storage/schema.ts';
-import { blockText, isDeleted, type BlockMap } from './model.ts';
+import { packText } from '../../storage/packed.ts';
+import { blockText, isDeleted, projection, type BlockMap } from './model.ts';
 
 /** Changes agents make (writes, restoring blocks people edited). */
 export const AGENT_ORIGIN = 'agent';
@@ -84,6 +85,8 @@ export interface LiveDoc {
   /** Changes of other instances they have not said they stored, by instance. */
   peers: Map<string, PeerChange[]>;
   peerTimer: NodeJS.Timeout | undefined;
+  /** Its markdown at one moment, deflated as version rows keep it (see `packedMarkdown`). */
+  packed: { text: string; packed: string } | undefined;
 }
 
 /** What a change made here is, for those who pass it on. */
@@ -156,6 +159,7 @@ export function newLiveDoc(
     digestVersion: undefined,
     peers: new Map(),
     peerTimer: undefined,
+    packed: undefined,
   };
 }
 
@@ -201,4 +205,21 @@ export function marksOf(changes: readonly Unsaved[]): StoredMark[] {
   const upTo = new Map<string | null, number>();
   for (const c of changes) upTo.set(c.from ?? null, Math.max(upTo.get(c.from ?? null) ?? 0, c.n));
   return [...upTo].map(([origin, n]) => ({ origin, upTo: n }));
+}
+
+/**
+ * The document's markdown as a version row keeps it (deflated), remembered for the text it was
+ * made from: the next agent write's row holds the text the last store left, packed once.
+ */
+export function packedMarkdown(live: LiveDoc): string {
+  const text = projection(live.doc);
+  if (live.packed?.text !== text) live.packed = { text, packed: packText(text) };
+  return live.packed.packed;
+}
+
+/** Packs the markdown after the work under way has answered, so the next write finds it ready. */
+export function packSoon(live: LiveDoc): void {
+  setImmediate(() => {
+    if (!live.doc.isDestroyed) packedMarkdown(live);
+  });
 }
