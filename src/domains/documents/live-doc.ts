@@ -216,10 +216,3 @@ export function packedMarkdown(live: LiveDoc): string {
   if (live.packed?.text !== text) live.packed = { text, packed: packText(text) };
   return live.packed.packed;
 }
-
-/** Packs the markdown after the work under way has answered, so the next write finds it ready. */
-export function packSoon(live: LiveDoc): void {
-  setImmediate(() => {
-    if (!live.doc.isDestroyed) packedMarkdown(live);
-  });
-}

@@ -6,7 +6,7 @@ import type { Database } from '../../storage/schema.ts';
 import type { EventOrigin } from '../automations/events.ts';
 import type { Deps } from '../deps.ts';
 import type { DocLog } from './doc-log.ts';
-import { marksOf, packSoon, type LiveDoc, type StoredMark, type Unsaved, type VersionRow } from './live-doc.ts';
+import { marksOf, type LiveDoc, type StoredMark, type Unsaved, type VersionRow } from './live-doc.ts';
 import { projection, storedDigest } from './model.ts';
 
 /** After this many stored changes, the log is folded into a new snapshot. */
@@ -132,8 +132,6 @@ export function persister(deps: Deps, log: DocLog, stored: (live: LiveDoc, marks
     live.staged = live.staged.filter((row) => !done.has(row.id));
     live.digestVersion = result.version;
     stored(live, marksOf(taken));
-    // The next agent write's version row holds this text: packed now, off that write's path.
-    packSoon(live);
     if (live.logged >= FOLD_AFTER) {
       // The version is stored; a fold that fails leaves a longer log, tried again next time.
       try {

@@ -1,5 +1,6 @@
 import { log as logger } from '../../observability/log.ts';
 import { marksOf, type LiveDoc } from './live-doc.ts';
+import { projection } from './model.ts';
 import { flushPersonEdits } from './store-edits.ts';
 import { busy, notifyStored, type StoreState } from './store-state.ts';
 
@@ -37,10 +38,22 @@ function evictSafely(s: StoreState, l: LiveDoc): Promise<void> {
   );
 }
 
-/** The cap bounds documents nobody is connected to; those people use stay. */
+/**
+ * The caps bound documents nobody is connected to (those people use stay): the least recently
+ * used leave while there are more than `maxLoaded` of them or they hold more than
+ * `maxIdleCharacters` between them.
+ */
 function evictOverflow(s: StoreState): void {
   const idle = [...s.loaded.values()].filter((l) => !busy(s, l)).sort((a, b) => a.lastUsed - b.lastUsed);
-  for (const l of idle.slice(0, Math.max(0, idle.length - s.timings.maxLoaded))) void evictSafely(s, l);
+  let characters = 0;
+  for (const l of idle) characters += projection(l.doc).length;
+  let count = idle.length;
+  for (const l of idle) {
+    if (count <= s.timings.maxLoaded && characters <= s.timings.maxIdleCharacters) break;
+    count--;
+    characters -= projection(l.doc).length;
+    void evictSafely(s, l);
+  }
 }
 
 async function sweep(s: StoreState): Promise<void> {

@@ -9,6 +9,7 @@ export interface StoreTimings {
   editMaxWaitMs: number;
   idleMs: number;
   maxLoaded: number;
+  maxIdleCharacters: number;
 }
 
 /** What the live documents of a process share: the functions of the store take it first. */

@@ -7,6 +7,7 @@ import {
   AGENT_ORIGIN,
   LOAD_ORIGIN,
   marksOf,
+  packedMarkdown,
   type KeptWatch,
   type LiveDoc,
   type LiveDocHooks,
@@ -32,6 +33,8 @@ export interface StoreOptions {
   idleMs?: number;
   /** At most this many documents nobody is connected to stay in memory; the least recently used leave first. */
   maxLoaded?: number;
+  /** Characters the documents no one is using may hold between them before the oldest leave. */
+  maxIdleCharacters?: number;
   /**
    * Changes another instance made and has not said it stored within this long are stored here
    * (that instance may have stopped).
@@ -52,13 +55,36 @@ export function documentStore(deps: Deps, options: StoreOptions = {}) {
     editQuietMs: options.editQuietMs ?? 2_000,
     editMaxWaitMs,
     idleMs: options.idleMs ?? 60_000,
-    // A 60,000-character document takes about 2.5 MB in memory; 32 of them stay under 100 MB.
     maxLoaded: options.maxLoaded ?? 32,
+    // A 60,000-character document takes about 4 MB of the process: documents no one is using
+    // stay while they hold a million characters between them (about 16 of that size).
+    maxIdleCharacters: options.maxIdleCharacters ?? 1_000_000,
   };
   const peerGraceMs = options.peerGraceMs ?? editMaxWaitMs + 10_000;
   const log = docLog(deps);
   const hookSets: LiveDocHooks[] = [];
-  const { persist } = persister(deps, log, (l, marks) => notifyStored(hookSets, l, marks));
+  /**
+   * Documents just stored: the next agent write's version row holds the text they were stored
+   * with, packed once the work under way has answered, off that write's path. Ids, not
+   * documents, wait for it, so nothing stays in memory for it.
+   */
+  const packDue = new Set<string>();
+  const packLater = (id: string) => {
+    if (packDue.size === 0) {
+      setImmediate(() => {
+        for (const due of packDue) {
+          const l = s.loaded.get(due);
+          if (l && !l.doc.isDestroyed) packedMarkdown(l);
+        }
+        packDue.clear();
+      });
+    }
+    packDue.add(id);
+  };
+  const { persist } = persister(deps, log, (l, marks) => {
+    notifyStored(hookSets, l, marks);
+    packLater(l.id);
+  });
   const s: StoreState = {
     log,
     timings,
