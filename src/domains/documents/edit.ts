@@ -90,16 +90,18 @@ export function editor({ deps, store, hooks, acquire, digestAt, holdsDigest }: E
     }
     const watch = store.beginWrite(live);
     try {
-      // Within the lease and its transaction of record, the role is checked again.
-      requireRole(await artifactHeadFor(db, actor, id), 'editor');
+      // What other processes and people stored comes in first; then, within the lease, the role
+      // is checked again, and the version the write starts from read with it.
       await store.refresh(live);
       await store.flush(id);
+      const recheck = await artifactHeadFor(db, actor, id);
+      requireRole(recheck, 'editor');
       const target = resolveTarget(live, checked);
       // People connected see the agent writing, and where.
       const writer = { name: AGENT_NAME, for: await personName(db, actor.personId) };
       const show = (blocks: string[]) => store.writing(live, { ...writer, blocks });
       show(target.blocks.map((b) => b.map.get('id') as string));
-      const version = await currentVersion(id);
+      const version = recheck.artifact.version;
       const drift = checked.expected !== undefined && checked.expected !== version;
       // The blocks as they were at the version the caller read, when a version row still holds them.
       const then = drift ? await digestAt(id, checked.expected!) : undefined;
@@ -148,16 +150,15 @@ export function editor({ deps, store, hooks, acquire, digestAt, holdsDigest }: E
       }
       let kept: KeptBlock[] = [];
       const newVersion = await store.persist(live, {
-        ...(options.within
-          ? {
-              within: (trx, version) =>
-                options.within!(trx, {
-                  document_id: id,
-                  new_version: version,
-                  written_chars: outcome.written.length,
-                }),
-            }
-          : {}),
+        // The lease leaves with the write it guarded, in one transaction.
+        within: async (trx, version) => {
+          await lease.dropIn(trx);
+          await options.within?.(trx, {
+            document_id: id,
+            new_version: version,
+            written_chars: outcome.written.length,
+          });
+        },
         reason: 'agent_edit',
         authorId: actor.personId,
         instruction: null,
@@ -182,6 +183,7 @@ export function editor({ deps, store, hooks, acquire, digestAt, holdsDigest }: E
           },
         },
       });
+      lease.stored();
       const rest = checked.content.slice(outcome.written.length);
       return {
         document_id: id,

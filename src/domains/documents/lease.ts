@@ -1,4 +1,6 @@
 import { DomainError } from '../../errors.ts';
+import type { Transaction } from 'kysely';
+import type { Database, Db } from '../../storage/schema.ts';
 import type { Deps } from '../deps.ts';
 
 /** Writers queue this long for a document before they are told to come back later. */
@@ -7,6 +9,13 @@ export const LEASE_WAIT_MS = 12_000;
 export const LEASE_TTL_MS = 30_000;
 
 export interface Lease {
+  /**
+   * Deletes the lease's row inside the transaction that stores the write it guarded. Once that
+   * transaction commits (`stored`), `release` only frees this process's queue.
+   */
+  dropIn(trx: Transaction<Database>): Promise<void>;
+  /** The transaction `dropIn` ran in committed: the row is gone. */
+  stored(): void;
   release(): Promise<void>;
 }
 
@@ -116,14 +125,15 @@ function documentLeases(deps: Deps) {
       }
       await sleep(pause);
     }
+    const drop = (db: Db) =>
+      db.deleteFrom('doc_leases').where('artifact_id', '=', artifactId).where('holder', '=', holder).execute();
+    let gone = false;
     return {
+      dropIn: async (trx) => void (await drop(trx)),
+      stored: () => void (gone = true),
       async release() {
         try {
-          await deps.db
-            .deleteFrom('doc_leases')
-            .where('artifact_id', '=', artifactId)
-            .where('holder', '=', holder)
-            .execute();
+          if (!gone) await drop(deps.db);
         } finally {
           done();
           count(artifactId, -1);
