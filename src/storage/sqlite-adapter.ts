@@ -35,6 +35,14 @@ class Statement implements SqliteStatement {
 }
 
 /**
+ * How every transaction begins: holding the write lock from its first statement (waiting for it
+ * as long as busy_timeout allows), so a transaction that reads before it writes never finds its
+ * snapshot overtaken by another process's write, and what it read stays true until it commits.
+ * In this process Kysely runs one transaction at a time anyway.
+ */
+const BEGIN = 'begin immediate';
+
+/**
  * Gives Kysely's SQLite dialect the statement shape it expects, on top of Node's built-in
  * `node:sqlite`, so the embedded default needs no native build step.
  */
@@ -49,7 +57,7 @@ export function openSqlite(path: string): SqliteDatabase & { exec(sql: string): 
     prepare(sql: string) {
       let stmt = cache.get(sql);
       if (!stmt) {
-        stmt = new Statement(db.prepare(sql));
+        stmt = new Statement(db.prepare(sql === 'begin' ? BEGIN : sql));
         if (cache.size > 500) cache.clear();
         cache.set(sql, stmt);
       }

@@ -42,13 +42,15 @@ export function persister(deps: Deps, log: DocLog, stored: (live: LiveDoc, marks
     try {
       result = await db.transaction().execute(async (trx) => {
         const now = Date.now();
-        // Moving the version locks the document's row: stores of one document take turns.
-        const { version, workspace_id } = await trx
-          .updateTable('artifacts')
-          .set((eb) => ({ version: eb('version', '+', 1), updated_at: now }))
+        // Stores of one document take turns: the document's row is locked on PostgreSQL, and a
+        // SQLite transaction holds the database's write lock from its start (sqlite-adapter.ts).
+        const { version: before, workspace_id } = await trx
+          .selectFrom('artifacts')
+          .select(['version', 'workspace_id'])
           .where('id', '=', live.id)
-          .returning(['version', 'workspace_id'])
+          .$call((q) => (deps.dialect === 'postgres' ? q.forUpdate() : q))
           .executeTakeFirstOrThrow();
+        const version = before + 1;
         await log.takeIn(trx, live);
         // What is stored is the document at one moment: its text, its digest, its row and the
         // changes not stored yet.
@@ -57,7 +59,12 @@ export function persister(deps: Deps, log: DocLog, stored: (live: LiveDoc, marks
         const agentRow = opts.agentRow?.complete(version);
         const digest = agentRow ? null : storedDigest(live.doc);
         taken = live.unsaved.splice(0);
-        await trx.updateTable('artifacts').set({ content: markdown }).where('id', '=', live.id).execute();
+        // The text and the version move together, in one write of the row.
+        await trx
+          .updateTable('artifacts')
+          .set({ version, updated_at: now, content: markdown })
+          .where('id', '=', live.id)
+          .execute();
         for (const row of staged) {
           if (row.id === agentRow?.id) continue;
           await trx
