@@ -19,14 +19,16 @@ export function docLog(deps: Deps) {
 
   /**
    * Locks the document's row until the transaction ends (PostgreSQL: the row; SQLite: the
-   * database, whose writers take turns).
+   * database, whose transactions hold its write lock from their start), and reads where its
+   * version stands.
    */
-  async function lock(trx: Db, id: string): Promise<void> {
-    await trx
-      .updateTable('artifacts')
-      .set((eb) => ({ version: eb.ref('version') }))
+  async function lock(trx: Db, id: string): Promise<{ version: number; workspace_id: string }> {
+    return trx
+      .selectFrom('artifacts')
+      .select(['version', 'workspace_id'])
       .where('id', '=', id)
-      .execute();
+      .$call((q) => (deps.dialect === 'postgres' ? q.forUpdate() : q))
+      .executeTakeFirstOrThrow();
   }
 
   /**

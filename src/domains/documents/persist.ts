@@ -42,14 +42,8 @@ export function persister(deps: Deps, log: DocLog, stored: (live: LiveDoc, marks
     try {
       result = await db.transaction().execute(async (trx) => {
         const now = Date.now();
-        // Stores of one document take turns: the document's row is locked on PostgreSQL, and a
-        // SQLite transaction holds the database's write lock from its start (sqlite-adapter.ts).
-        const { version: before, workspace_id } = await trx
-          .selectFrom('artifacts')
-          .select(['version', 'workspace_id'])
-          .where('id', '=', live.id)
-          .$call((q) => (deps.dialect === 'postgres' ? q.forUpdate() : q))
-          .executeTakeFirstOrThrow();
+        // Stores of one document take turns (the lock holds until the transaction ends).
+        const { version: before, workspace_id } = await log.lock(trx, live.id);
         const version = before + 1;
         await log.takeIn(trx, live);
         // What is stored is the document at one moment: its text, its digest, its row and the
