@@ -11,7 +11,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { serve } from '@hono/node-server';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
+import { z } from 'zod';
 import { loadConfig } from '../src/config.ts';
 import { createEngine } from '../src/engine/engine.ts';
 import { startServer } from '../src/server.ts';
@@ -32,15 +35,21 @@ const RUNS = Number(process.env.BENCH_MCP_RUNS ?? 2000);
 const IN_FLIGHT = 8;
 const PARTS = new Set((process.env.BENCH_MCP_PARTS ?? 'embedded,postgres').split(','));
 
-/** 8 MCP clients queue `n` runs between them; resolves when all are queued. */
-async function queueOverMcp(url: string, token: string, automationId: string, n: number) {
+/** 8 MCP clients make `n` calls of one tool between them; resolves when all have answered. */
+async function callOverMcp(
+  url: string,
+  token: string | undefined,
+  call: { name: string; arguments: Record<string, unknown> },
+  n: number,
+) {
   const clients = await Promise.all(
     Array.from({ length: IN_FLIGHT }, async () => {
       const c = new Client({ name: 'bench', version: '1.0.0' });
       await c.connect(
-        new StreamableHTTPClientTransport(new URL(url), {
-          requestInit: { headers: { Authorization: `Bearer ${token}` } },
-        }),
+        new StreamableHTTPClientTransport(
+          new URL(url),
+          token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : {},
+        ),
       );
       return c;
     }),
@@ -50,15 +59,45 @@ async function queueOverMcp(url: string, token: string, automationId: string, n:
     clients.map(async (c) => {
       while (next < n) {
         next += 1;
-        const r = await c.callTool({
-          name: 'edit_automation',
-          arguments: { action: 'run', automation_id: automationId },
-        });
-        if (r.isError) throw new Error(`run failed: ${JSON.stringify(r.content)}`);
+        const r = await c.callTool(call);
+        if (r.isError) throw new Error(`${call.name} failed: ${JSON.stringify(r.content)}`);
       }
     }),
   );
   await Promise.all(clients.map((c) => c.close()));
+}
+
+const queueOverMcp = (url: string, token: string, automationId: string, n: number) =>
+  callOverMcp(
+    url,
+    token,
+    { name: 'edit_automation', arguments: { action: 'run', automation_id: automationId } },
+    n,
+  );
+
+/**
+ * The ceiling the MCP door sets: calls per second a bare SDK server (one no-op tool, no auth, no
+ * storage, the same HTTP stack) answers with the same 8 calls in flight, measured in this process.
+ */
+async function bareCeiling(port: number, n: number): Promise<number> {
+  const inputSchema = z.object({});
+  const handler = createMcpHandler(() => {
+    const s = new McpServer({ name: 'bare', version: '1.0.0' });
+    s.registerTool('noop', { inputSchema }, async () => ({ content: [{ type: 'text', text: 'ok' }] }));
+    return s;
+  });
+  const server = serve({ fetch: (req) => handler.fetch(req), port, hostname: '127.0.0.1' });
+  await new Promise((resolve) => server.once('listening', resolve));
+  try {
+    const url = `http://127.0.0.1:${port}/mcp`;
+    await callOverMcp(url, undefined, { name: 'noop', arguments: {} }, 200);
+    const t = performance.now();
+    await callOverMcp(url, undefined, { name: 'noop', arguments: {} }, n);
+    return n / ((performance.now() - t) / 1000);
+  } finally {
+    await handler.close();
+    server.close();
+  }
 }
 
 async function measure(
@@ -135,6 +174,8 @@ const seen: string[] = [];
 console.log(
   `Runs queued through MCP (${IN_FLIGHT} edit_automation run calls in flight over HTTP, the 10-step chain, ${RUNS} runs; runs/s to the last run finished)`,
 );
+const ceiling = await bareCeiling(18820, RUNS);
+console.log(`bare SDK server, no-op calls ${f(ceiling)} calls/s   (the most any tool call can reach here)`);
 if (PARTS.has('embedded')) {
   const r = await embedded();
   console.log(`embedded (SQLite)        MCP ${f(r.mcp)} runs/s   engine alone ${f(r.alone)} runs/s`);
