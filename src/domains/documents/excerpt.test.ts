@@ -100,6 +100,57 @@ describe('findExcerpt', () => {
   });
 });
 
+/** The plain way to find an excerpt: from every occurrence of its first word, word by word. */
+function findFromFirstWord(text: string, excerpt: string): { start: number; end: number }[] {
+  const words = foldWhitespace(excerpt).text.split(' ').filter(Boolean);
+  const spans = [];
+  if (words.length === 0) return [];
+  for (let at = text.indexOf(words[0]!); at >= 0; at = text.indexOf(words[0]!, at + 1)) {
+    let pos = at + words[0]!.length;
+    let matched = true;
+    for (const word of words.slice(1)) {
+      const gap = pos;
+      while (pos < text.length && /\s/.test(text[pos]!) && foldWhitespace(`a${text[pos]}a`).text === 'a a')
+        pos++;
+      if (pos === gap || !text.startsWith(word, pos)) {
+        matched = false;
+        break;
+      }
+      pos += word.length;
+    }
+    if (matched) spans.push({ start: at, end: pos });
+  }
+  return spans;
+}
+
+describe('findExcerpt against the plain search', () => {
+  const wordArb = fc.constantFrom('a', 'ab', 'ba', 'abc', 'b', 'the', 'other', 'another');
+  const spaceArb = fc.constantFrom(' ', '  ', '\n', '\t', '\u00a0', '\n\n');
+  const textOf = (parts: [string, string][]) => parts.map(([w, s]) => w + s).join('');
+
+  it('finds exactly the spans the plain search finds, in the same order', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(wordArb, spaceArb), { maxLength: 40 }),
+        fc.array(fc.tuple(wordArb, spaceArb), { minLength: 1, maxLength: 5 }),
+        (text, excerpt) => {
+          const haystack = textOf(text);
+          const needle = textOf(excerpt);
+          assert.deepEqual(findExcerpt(haystack, needle), findFromFirstWord(haystack, needle));
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('lets the first word end a longer word and the last begin one, as the plain search does', () => {
+    assert.deepEqual(findExcerpt('bathe section here', 'the section'), [{ start: 2, end: 13 }]);
+    assert.deepEqual(findExcerpt('another section here', 'the section'), []);
+    assert.deepEqual(findExcerpt('the sections', 'the section'), [{ start: 0, end: 11 }]);
+    assert.deepEqual(findExcerpt('the bigsection', 'the section'), []);
+  });
+});
+
 describe('similarity', () => {
   it('is 1 for the same text, ignoring case and white space, and 0 for texts sharing no pair', () => {
     assert.equal(similarity('the quick fox', 'the quick fox'), 1);

@@ -59,30 +59,53 @@ export function foldWhitespace(text: string): Folded {
 
 /**
  * Every place the excerpt occurs in the text, white space ignored (any run of it in one stands
- * for any run in the other, and the ends are trimmed), as spans of the text. Matching goes word
- * by word from each occurrence of the first word, so the text is never copied.
+ * for any run in the other, and the ends are trimmed), as spans of the text, in order. Matching
+ * starts at each occurrence of the excerpt's longest word (the rarest, as a rule) and goes word by
+ * word outwards from it, so the text is never copied and common short words cost nothing.
  */
 export function findExcerpt(text: string, excerpt: string): Span[] {
   const words = foldWhitespace(excerpt).text.split(' ').filter(Boolean);
-  const first = words[0];
-  if (first === undefined) return [];
+  if (words.length === 0) return [];
+  let k = 0;
+  for (let w = 1; w < words.length; w++) if (words[w]!.length > words[k]!.length) k = w;
+  const anchor = words[k]!;
   const spans: Span[] = [];
-  for (let at = text.indexOf(first); at >= 0; at = text.indexOf(first, at + 1)) {
-    let pos = at + first.length;
-    let matched = true;
-    for (let w = 1; w < words.length; w++) {
-      const gap = pos;
-      while (pos < text.length && isSpace(text.charCodeAt(pos))) pos++;
-      const word = words[w]!;
-      if (pos === gap || !text.startsWith(word, pos)) {
-        matched = false;
-        break;
-      }
-      pos += word.length;
-    }
-    if (matched) spans.push({ start: at, end: pos });
+  for (let at = text.indexOf(anchor); at >= 0; at = text.indexOf(anchor, at + 1)) {
+    const start = wordsBefore(text, words, k, at);
+    const end = start < 0 ? -1 : wordsAfter(text, words, k, at + anchor.length);
+    if (end >= 0) spans.push({ start, end });
   }
-  return spans;
+  return spans.sort((a, b) => a.start - b.start);
+}
+
+/**
+ * Where the words before the k-th begin, matched backwards from `pos` (where the k-th begins), or
+ * -1: each is followed by white space, and the first may end a longer word of the text.
+ */
+function wordsBefore(text: string, words: string[], k: number, pos: number): number {
+  for (let w = k - 1; w >= 0; w--) {
+    let gap = pos;
+    while (gap > 0 && isSpace(text.charCodeAt(gap - 1))) gap--;
+    const word = words[w]!;
+    if (gap === pos || gap < word.length || !text.startsWith(word, gap - word.length)) return -1;
+    pos = gap - word.length;
+  }
+  return pos;
+}
+
+/**
+ * Where the words after the k-th end, matched forwards from `pos` (where the k-th ends), or -1:
+ * each follows white space, and the last may begin a longer word of the text.
+ */
+function wordsAfter(text: string, words: string[], k: number, pos: number): number {
+  for (let w = k + 1; w < words.length; w++) {
+    const gap = pos;
+    while (pos < text.length && isSpace(text.charCodeAt(pos))) pos++;
+    const word = words[w]!;
+    if (pos === gap || !text.startsWith(word, pos)) return -1;
+    pos += word.length;
+  }
+  return pos;
 }
 
 function bigrams(text: string): Map<string, number> {
