@@ -122,7 +122,8 @@ const calledTool = new WeakMap<Request, string>();
 async function readMessage(request: Request): Promise<{ forward: Request; parsedBody?: unknown }> {
   const length = Number(request.headers.get('content-length') ?? NaN);
   const json = /^application\/json\s*(;|$)/i.test(request.headers.get('content-type') ?? '');
-  if (request.method !== 'POST' || !json || !(length >= 0 && length <= MCP_MAX_BODY)) return { forward: request };
+  if (request.method !== 'POST' || !json || !(length >= 0 && length <= MCP_MAX_BODY))
+    return { forward: request };
   const text = await request.text();
   let parsedBody: unknown;
   try {

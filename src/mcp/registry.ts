@@ -213,13 +213,10 @@ export function buildMcpServer(
   const serving = (options.only && preparedByName.get(options.only)) || prepared;
   for (const entry of serving) {
     const { tool } = entry;
-    server.registerTool(
-      tool.name,
-      registration(entry, options.iconOrigin),
-      (args: unknown, ctx) =>
-        callTool(services, actor, tool, (args ?? {}) as Record<string, unknown>, {
-          asTask: declaresTasks(ctx),
-        }),
+    server.registerTool(tool.name, registration(entry, options.iconOrigin), (args: unknown, ctx) =>
+      callTool(services, actor, tool, (args ?? {}) as Record<string, unknown>, {
+        asTask: declaresTasks(ctx),
+      }),
     );
   }
   // A server built for one tools/call answers nothing else; every other one serves tasks/*.

@@ -126,7 +126,11 @@ function documentLeases(deps: Deps) {
       await sleep(pause);
     }
     const drop = (db: Db) =>
-      db.deleteFrom('doc_leases').where('artifact_id', '=', artifactId).where('holder', '=', holder).execute();
+      db
+        .deleteFrom('doc_leases')
+        .where('artifact_id', '=', artifactId)
+        .where('holder', '=', holder)
+        .execute();
     let gone = false;
     return {
       dropIn: async (trx) => void (await drop(trx)),
