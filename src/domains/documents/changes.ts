@@ -1,6 +1,6 @@
 import * as Y from 'yjs';
-import { allInfos, derivedOf, stringOf } from './block-index.ts';
-import { blockArray, blockText, isDeleted, newBlock, type BlockMap } from './model.ts';
+import { allInfos, stringOf } from './block-index.ts';
+import { blockArray, blockText, isDeleted, newBlock, positionOf, type BlockMap } from './model.ts';
 
 /**
  * What one write did to a document, block by block: enough to show it and to undo it alone.
@@ -75,13 +75,9 @@ function removedInPlace(
   added: readonly BlockMap[],
   removed: ReadonlySet<BlockMap>,
 ): WriteChanges['removed'] {
+  // Read once: inside a transaction (an undo's) the list is read afresh on every call.
   const all = allInfos(doc);
-  const known = derivedOf(doc).infos;
-  const at = (map: BlockMap) => {
-    const info = known.get(map);
-    const i = info ? all.indexOf(info) : -1;
-    return i >= 0 ? i : all.findIndex((other) => other.map === map);
-  };
+  const at = (map: BlockMap) => positionOf(doc, map, all);
   const taken = new Set([...removed].map(at).filter((i) => i >= 0));
   const put = new Set(added.map(at).filter((i) => i >= 0));
   const entry = (i: number) => taken.has(i) && all[i]!.deleted;

@@ -1,5 +1,5 @@
 import * as Y from 'yjs';
-import { allInfos, derivedOf, settled, stringOf } from './block-index.ts';
+import { allInfos, derivedOf, settled, stringOf, type BlockInfo } from './block-index.ts';
 import { blockArray, isDeleted, newBlock, type BlockMap } from './blocks.ts';
 import { EMPTY_DIGEST, entryOf } from './digest.ts';
 import { splitBlocks } from './text.ts';
@@ -86,8 +86,7 @@ export function storedDigest(doc: Y.Doc): string {
 }
 
 /** Where a block stands in the array (deleted ones included), or -1. */
-export function positionOf(doc: Y.Doc, map: BlockMap): number {
-  const all = allInfos(doc);
+export function positionOf(doc: Y.Doc, map: BlockMap, all: readonly BlockInfo[] = allInfos(doc)): number {
   const info = derivedOf(doc).infos.get(map);
   const at = info ? all.indexOf(info) : -1;
   if (at >= 0) return at;

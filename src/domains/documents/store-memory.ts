@@ -45,13 +45,13 @@ function evictSafely(s: StoreState, l: LiveDoc): Promise<void> {
  */
 function evictOverflow(s: StoreState): void {
   const idle = [...s.loaded.values()].filter((l) => !busy(s, l)).sort((a, b) => a.lastUsed - b.lastUsed);
-  let characters = 0;
-  for (const l of idle) characters += projection(l.doc).length;
+  const sizes = idle.map((l) => projection(l.doc).length);
+  let characters = sizes.reduce((sum, n) => sum + n, 0);
   let count = idle.length;
-  for (const l of idle) {
+  for (const [i, l] of idle.entries()) {
     if (count <= s.timings.maxLoaded && characters <= s.timings.maxIdleCharacters) break;
     count--;
-    characters -= projection(l.doc).length;
+    characters -= sizes[i]!;
     void evictSafely(s, l);
   }
 }

@@ -98,14 +98,7 @@ export async function isParticipant(db: Db, conversationId: string, personId: st
 
 /** Loads an artifact the actor holds any role on, or fails as not found. */
 export async function artifactFor(db: Db, actor: Actor, artifactId: unknown): Promise<ArtifactAccess> {
-  if (typeof artifactId !== 'string' || artifactId === '') throw notFound();
-  const artifact = await db
-    .selectFrom('artifacts')
-    .selectAll()
-    .where('id', '=', artifactId)
-    .where('workspace_id', '=', actor.workspaceId)
-    .executeTakeFirst();
-  return withRole(db, actor, artifact);
+  return withRole(db, actor, await inWorkspace(db, actor, artifactId).selectAll().executeTakeFirst());
 }
 
 /** As `artifactFor`, without the artifact's text: for checks and writes that never read it. */
@@ -114,14 +107,20 @@ export async function artifactHeadFor(
   actor: Actor,
   artifactId: unknown,
 ): Promise<ArtifactAccess<ArtifactHead>> {
+  return withRole(
+    db,
+    actor,
+    await inWorkspace(db, actor, artifactId).select(HEAD_COLUMNS).executeTakeFirst(),
+  );
+}
+
+/** The artifact with that id in the actor's workspace, to select from; any other id is not found. */
+function inWorkspace(db: Db, actor: Actor, artifactId: unknown) {
   if (typeof artifactId !== 'string' || artifactId === '') throw notFound();
-  const artifact = await db
+  return db
     .selectFrom('artifacts')
-    .select(HEAD_COLUMNS)
     .where('id', '=', artifactId)
-    .where('workspace_id', '=', actor.workspaceId)
-    .executeTakeFirst();
-  return withRole(db, actor, artifact);
+    .where('workspace_id', '=', actor.workspaceId);
 }
 
 async function withRole<A extends ArtifactHead>(
