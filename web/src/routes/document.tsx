@@ -1,5 +1,14 @@
 import DOMPurify from 'dompurify';
-import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent, type RefObject } from 'react';
+import {
+  useCallback,
+  useEffect,
+  useLayoutEffect,
+  useMemo,
+  useRef,
+  useState,
+  type FormEvent,
+  type RefObject,
+} from 'react';
 import { Navigate, useParams } from 'react-router';
 import { call } from '../api.ts';
 import { useAction, useResource, useTitle } from '../hooks.ts';
@@ -66,7 +75,8 @@ function Rendered({
   const html = useMemo(() => render(markdown, window.location.href), [markdown]);
   const own = useRef<HTMLDivElement>(null);
   const ref = root ?? own;
-  useEffect(() => {
+  // Before paint: new HTML never shows, nor can be read, without its highlights.
+  useLayoutEffect(() => {
     if (ref.current) highlightPassages(ref.current, anchors);
   }, [html, anchors, ref]);
   const activate = (target: EventTarget) => {
