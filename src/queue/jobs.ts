@@ -204,20 +204,36 @@ export function endHeldJobs(workerId: string): RawBuilder<unknown> {
 
 /**
  * On Postgres: frees the jobs of workers whose lease ran out, and sends again a due job nobody
- * took for a while that has no graphile job still to run (`waiting` says whether one has).
+ * took for a while that has no graphile job still to run (`waiting` says whether one has). Rows
+ * another transaction holds are skipped, not waited for (the next sweep finds them), so a sweep
+ * never deadlocks with a worker claiming or ending jobs in another order.
  */
 export async function sweepJobs(db: Db, now: number, staleMs: number, waiting: RawBuilder<boolean>) {
   await db
     .updateTable('jobs')
     .set({ locked_by: null, locked_until: null })
-    .where('locked_by', 'is not', null)
-    .where('locked_until', '<', now)
+    .where('run_id', 'in', (eb) =>
+      eb
+        .selectFrom('jobs')
+        .select('run_id')
+        .where('locked_by', 'is not', null)
+        .where('locked_until', '<', now)
+        .forUpdate()
+        .skipLocked(),
+    )
     .execute();
   await db
     .updateTable('jobs')
     .set((eb) => ({ available_at: eb.ref('available_at') }))
-    .where('locked_by', 'is', null)
-    .where('available_at', '<', now - staleMs)
-    .where((eb) => eb.not(waiting))
+    .where('run_id', 'in', (eb) =>
+      eb
+        .selectFrom('jobs')
+        .select('run_id')
+        .where('locked_by', 'is', null)
+        .where('available_at', '<', now - staleMs)
+        .where((inner) => inner.not(waiting))
+        .forUpdate()
+        .skipLocked(),
+    )
     .execute();
 }

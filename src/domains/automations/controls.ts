@@ -1,7 +1,6 @@
 import { DomainError, invalid } from '../../errors.ts';
 import { automationFor, requireControl } from '../policies/automations.ts';
 import type { Actor } from '../workspace/actor.ts';
-import { personName } from '../workspace/artifacts.ts';
 import { optionalBoolean } from './args.ts';
 import type { AutomationsContext } from './context.ts';
 import { deliverEvent, duplicateDelivery, recordEvent, type IncomingEvent } from './events.ts';
@@ -44,7 +43,7 @@ export function automationControls(ctx: AutomationsContext) {
           versionId: row.live_version_id,
           cause: dryRun ? 'dry_run' : 'manual',
           dryRun,
-          payload: { manual: true, by: await personName(trx, actor.personId) },
+          payload: { manual: true, by: access.personName },
           requestedBy: actor.personId,
         });
         return { row, runId };
@@ -97,7 +96,7 @@ export function automationControls(ctx: AutomationsContext) {
         // Pausing stops everything: real runs hold at their next step; dry runs end here.
         if (!enabled) await cancelDryRuns(trx, row.id, 'cancelled: the automation was paused');
         if (wasEnabled !== enabled) {
-          const actorName = await personName(trx, actor.personId);
+          const actorName = access.personName;
           await postToSession(
             trx,
             row.session_id,

@@ -10,6 +10,8 @@ export type Person = Pick<Actor, 'workspaceId' | 'personId'>;
 export interface AutomationAccess {
   row: AutomationRow;
   admin: boolean;
+  /** The person's name, read with the row (a manual run records who asked). */
+  personName: string;
   /** Whether the person may change and run it: its creator for a personal one, an admin for a workspace one. */
   canControl: boolean;
 }
@@ -32,17 +34,33 @@ export async function isAdmin(on: Db, person: Person): Promise<boolean> {
  */
 export async function automationFor(on: Db, person: Person, id: unknown): Promise<AutomationAccess> {
   if (typeof id !== 'string' || id === '') throw automationNotFound();
-  const row = await on
+  // One statement: the row, and whether the person is an admin, and their name.
+  const found = await on
     .selectFrom('automations')
-    .selectAll()
-    .where('id', '=', id)
-    .where('workspace_id', '=', person.workspaceId)
+    .selectAll('automations')
+    .select((eb) => [
+      eb
+        .selectFrom('people')
+        .select('admin')
+        .where('id', '=', person.personId)
+        .where('workspace_id', '=', person.workspaceId)
+        .as('person_admin'),
+      eb
+        .selectFrom('people')
+        .select('name')
+        .where('id', '=', person.personId)
+        .where('workspace_id', '=', person.workspaceId)
+        .as('person_name'),
+    ])
+    .where('automations.id', '=', id)
+    .where('automations.workspace_id', '=', person.workspaceId)
     .executeTakeFirst();
-  if (!row) throw automationNotFound();
-  const admin = await isAdmin(on, person);
+  if (!found) throw automationNotFound();
+  const { person_admin, person_name, ...row } = found;
+  const admin = person_admin === 1;
   if (row.scope === 'personal' && row.created_by !== person.personId && !admin) throw automationNotFound();
   const canControl = row.scope === 'personal' ? row.created_by === person.personId : admin;
-  return { row, admin, canControl };
+  return { row, admin, canControl, personName: person_name ?? 'Someone' };
 }
 
 /** Who may change and run an automation, as the refusals name them. */
