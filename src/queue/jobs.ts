@@ -10,9 +10,9 @@ import type { Database, Db } from '../storage/schema.ts';
  * a quiet end) take their part from here.
  */
 
-/** Adds a due job for each new run, in the transaction that inserts the runs. */
-export async function addJobs(trx: Db, runIds: readonly string[], now: number): Promise<void> {
-  const jobs = runIds.map((runId) => ({
+/** The rows of a due job for each new run. */
+export const dueJobs = (runIds: readonly string[], now: number) =>
+  runIds.map((runId) => ({
     run_id: runId,
     available_at: now,
     locked_by: null,
@@ -20,6 +20,10 @@ export async function addJobs(trx: Db, runIds: readonly string[], now: number): 
     created_at: now,
     claims: 0,
   }));
+
+/** Adds a due job for each new run, in the transaction that inserts the runs. */
+export async function addJobs(trx: Db, runIds: readonly string[], now: number): Promise<void> {
+  const jobs = dueJobs(runIds, now);
   for (let i = 0; i < jobs.length; i += 1000)
     await trx
       .insertInto('jobs')

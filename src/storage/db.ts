@@ -1,7 +1,7 @@
 import { log } from '../observability/log.ts';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { openSqlite } from './sqlite-adapter.ts';
 import { PreparedStatements, preparingClient } from './prepared.ts';
@@ -30,6 +30,10 @@ import * as m024 from './migrations/024_draft_runs.ts';
 import * as m025 from './migrations/025_describe_requests.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
+
+/** Whether a handle (or a transaction on it) speaks to Postgres, for a statement only Postgres can make one. */
+export const onPostgres = (db: Pick<Kysely<Database>, 'getExecutor'>): boolean =>
+  db.getExecutor().adapter instanceof PostgresAdapter;
 
 export interface Storage {
   db: Kysely<Database>;

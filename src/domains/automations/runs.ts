@@ -1,7 +1,8 @@
 import type { Selectable } from 'kysely';
 import { newId } from '../../ids.ts';
 import type { AutomationTable, RunTable, Db } from '../../storage/schema.ts';
-import { addJobs, dropJobs } from '../../queue/jobs.ts';
+import { addJobs, dropJobs, dueJobs } from '../../queue/jobs.ts';
+import { onPostgres } from '../../storage/db.ts';
 
 type AutomationRow = Selectable<AutomationTable>;
 
@@ -66,12 +67,21 @@ export async function queueRuns(trx: Db, inputs: QueueRunInput[]): Promise<strin
     rerun_of: input.rerunOf ?? null,
   }));
   const perInsert = rowsPerInsert(runs[0]!);
+  const ids = runs.map((r) => r.id);
+  if (runs.length <= perInsert && onPostgres(trx)) {
+    // One statement, one round trip: the runs and their jobs.
+    await trx
+      .with('queued', (db) => db.insertInto('runs').values(runs))
+      .insertInto('jobs')
+      .values(dueJobs(ids, now))
+      .execute();
+    return ids;
+  }
   for (let i = 0; i < runs.length; i += perInsert)
     await trx
       .insertInto('runs')
       .values(runs.slice(i, i + perInsert))
       .execute();
-  const ids = runs.map((r) => r.id);
   await addJobs(trx, ids, now);
   return ids;
 }
