@@ -1,4 +1,5 @@
 import { sql, type ExpressionBuilder, type QueryCreator, type RawBuilder } from 'kysely';
+import { compiled } from '../storage/compiled.ts';
 import type { Dialect } from '../storage/db.ts';
 import type { Database, Db } from '../storage/schema.ts';
 
@@ -23,6 +24,10 @@ export const dueJobs = (runIds: readonly string[], now: number) =>
 
 /** Adds a due job for each new run, in the transaction that inserts the runs. */
 export async function addJobs(trx: Db, runIds: readonly string[], now: number): Promise<void> {
+  if (runIds.length === 1) {
+    await addJob(trx, runIds[0]!, now);
+    return;
+  }
   const jobs = dueJobs(runIds, now);
   for (let i = 0; i < jobs.length; i += 1000)
     await trx
@@ -30,6 +35,11 @@ export async function addJobs(trx: Db, runIds: readonly string[], now: number): 
       .values(jobs.slice(i, i + 1000))
       .execute();
 }
+
+/** One run's job (compiled once: most runs are queued one at a time). */
+const addJob = compiled((db, runId: string, now: number) =>
+  db.insertInto('jobs').values(dueJobs([runId], now)),
+);
 
 /** Makes a run's job due at `at` (creating the job when the run has none). */
 export async function wake(trx: Db, runId: string, at = Date.now()): Promise<void> {

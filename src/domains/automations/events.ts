@@ -1,4 +1,5 @@
-import type { Selectable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
+import { compiledRow } from '../../storage/compiled.ts';
 import { DomainError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import type { AutomationTable, EventOutboxTable, Db } from '../../storage/schema.ts';
@@ -55,36 +56,53 @@ export interface RecordedEvent extends IncomingEvent {
  */
 export async function recordEvent(trx: Db, event: RecordedEvent): Promise<string | null> {
   const id = newId('evt');
-  const inserted = await trx
-    .insertInto('event_outbox')
-    .values({
-      id,
-      workspace_id: event.workspaceId,
-      provider: event.provider,
-      event: event.event,
-      action: event.action ?? null,
-      repo: event.repo ?? null,
-      artifact_id: event.artifactId ?? null,
-      actor_id: event.actorId ?? null,
-      source_automation_id: event.origin?.automationId ?? null,
-      depth: event.origin?.depth ?? 0,
-      delivery_key:
-        event.delivery_id === undefined
-          ? null
-          : `${event.workspaceId}:${event.provider}:${event.delivery_id}`,
-      body_key:
-        event.body_sha256 === undefined
-          ? null
-          : `${event.workspaceId}:${event.provider}:${event.body_sha256}`,
-      created_at: Date.now(),
-      delivered_at: null,
-      data_json: JSON.stringify(event.data ?? {}),
-    })
-    // A delivery id or a body seen before (either unique key): nothing is recorded.
-    .onConflict((oc) => oc.doNothing())
-    .executeTakeFirst();
-  return Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1 ? id : null;
+  const inserted = await insertEvent(trx, {
+    id,
+    workspace_id: event.workspaceId,
+    provider: event.provider,
+    event: event.event,
+    action: event.action ?? null,
+    repo: event.repo ?? null,
+    artifact_id: event.artifactId ?? null,
+    actor_id: event.actorId ?? null,
+    source_automation_id: event.origin?.automationId ?? null,
+    depth: event.origin?.depth ?? 0,
+    delivery_key:
+      event.delivery_id === undefined ? null : `${event.workspaceId}:${event.provider}:${event.delivery_id}`,
+    body_key:
+      event.body_sha256 === undefined ? null : `${event.workspaceId}:${event.provider}:${event.body_sha256}`,
+    created_at: Date.now(),
+    delivered_at: null,
+    data_json: JSON.stringify(event.data ?? {}),
+  });
+  return Number(inserted.numAffectedRows ?? 0n) === 1 ? id : null;
 }
+
+/** An event's outbox row; a delivery id or a body seen before (either unique key) records nothing. */
+const insertEvent = compiledRow(
+  [
+    'id',
+    'workspace_id',
+    'provider',
+    'event',
+    'action',
+    'repo',
+    'artifact_id',
+    'actor_id',
+    'source_automation_id',
+    'depth',
+    'delivery_key',
+    'body_key',
+    'created_at',
+    'delivered_at',
+    'data_json',
+  ],
+  (db, row: Insertable<EventOutboxTable>) =>
+    db
+      .insertInto('event_outbox')
+      .values(row)
+      .onConflict((oc) => oc.doNothing()),
+);
 
 export const duplicateDelivery = () =>
   new DomainError('duplicate_delivery', 'This delivery was received before; it starts nothing again.');

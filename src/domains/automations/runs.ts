@@ -1,4 +1,5 @@
-import type { Selectable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
+import { compiledRow } from '../../storage/compiled.ts';
 import { newId } from '../../ids.ts';
 import type { AutomationTable, RunTable, Db } from '../../storage/schema.ts';
 import { addJobs, dropJobs, dueJobs } from '../../queue/jobs.ts';
@@ -66,8 +67,13 @@ export async function queueRuns(trx: Db, inputs: QueueRunInput[]): Promise<strin
     root_run_id: input.parent?.rootRunId ?? null,
     rerun_of: input.rerunOf ?? null,
   }));
-  const perInsert = rowsPerInsert(runs[0]!);
   const ids = runs.map((r) => r.id);
+  if (runs.length === 1) {
+    await queueOne(trx, runs[0]!);
+    if (!onPostgres(trx)) await addJobs(trx, ids, now);
+    return ids;
+  }
+  const perInsert = rowsPerInsert(runs[0]!);
   if (runs.length <= perInsert && onPostgres(trx)) {
     // One statement, one round trip: the runs and their jobs.
     await trx
@@ -85,6 +91,44 @@ export async function queueRuns(trx: Db, inputs: QueueRunInput[]): Promise<strin
   await addJobs(trx, ids, now);
   return ids;
 }
+
+/**
+ * One queued run (a call's `run`, an event's, a subflow's), compiled once: on Postgres with its
+ * job in the same statement; on SQLite the job follows.
+ */
+const queueOne = compiledRow(
+  [
+    'id',
+    'workspace_id',
+    'automation_id',
+    'flow_version_id',
+    'parent_run_id',
+    'parent_node_key',
+    'cause',
+    'dry_run',
+    'status',
+    'acting_id',
+    'requested_by',
+    'error',
+    'queued_at',
+    'started_at',
+    'finished_at',
+    'updated_at',
+    'trigger_json',
+    'output_json',
+    'event_depth',
+    'subflow_depth',
+    'root_run_id',
+    'rerun_of',
+  ],
+  (db, run: Insertable<RunTable> & { id: string; queued_at: number }) =>
+    onPostgres(db)
+      ? db
+          .with('queued', (q) => q.insertInto('runs').values(run))
+          .insertInto('jobs')
+          .values(dueJobs([run.id], run.queued_at))
+      : db.insertInto('runs').values(run),
+);
 
 /** Ends an automation's unfinished dry runs (pausing it does): they never start or go on again. */
 export async function cancelDryRuns(trx: Db, automationId: string, why: string): Promise<void> {

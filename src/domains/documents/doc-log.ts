@@ -1,5 +1,7 @@
 import * as Y from 'yjs';
 import type { Deps } from '../deps.ts';
+import { compiled } from '../../storage/compiled.ts';
+import { onPostgres } from '../../storage/db.ts';
 import type { Db } from '../../storage/schema.ts';
 import { LOAD_ORIGIN, type LiveDoc, type Unsaved } from './live-doc.ts';
 import { docFromMarkdown, encodeState } from './model.ts';
@@ -23,12 +25,9 @@ export function docLog(deps: Deps) {
    * version stands.
    */
   async function lock(trx: Db, id: string): Promise<{ version: number; workspace_id: string }> {
-    return trx
-      .selectFrom('artifacts')
-      .select(['version', 'workspace_id'])
-      .where('id', '=', id)
-      .$call((q) => (deps.dialect === 'postgres' ? q.forUpdate() : q))
-      .executeTakeFirstOrThrow();
+    const [row] = (await lockRow(trx, id)).rows;
+    if (!row) throw new Error(`no document ${id} to lock`);
+    return row;
   }
 
   /**
@@ -93,23 +92,12 @@ export function docLog(deps: Deps) {
 
   /** Takes in what other processes stored since this copy last looked (Yjs merges without loss). */
   async function takeIn(trx: Db, live: LiveDoc): Promise<void> {
-    const snapshot = await trx
-      .selectFrom('doc_states')
-      .select(['state', 'updated_at'])
-      .where('artifact_id', '=', live.id)
-      .where('updated_at', '>', live.storedAt)
-      .executeTakeFirst();
+    const [snapshot] = (await newerState(trx, live.id, live.storedAt)).rows;
     if (snapshot) {
       Y.applyUpdate(live.doc, Buffer.from(snapshot.state, 'base64'), LOAD_ORIGIN);
       live.storedAt = snapshot.updated_at;
     }
-    const log = await trx
-      .selectFrom('doc_updates')
-      .select(['seq', 'update'])
-      .where('artifact_id', '=', live.id)
-      .where('seq', '>', live.lastSeq)
-      .orderBy('seq')
-      .execute();
+    const log = (await updatesAfter(trx, live.id, live.lastSeq)).rows;
     for (const entry of log) Y.applyUpdate(live.doc, Buffer.from(entry.update, 'base64'), LOAD_ORIGIN);
     if (log.length) live.lastSeq = Math.max(live.lastSeq, log.at(-1)!.seq);
     live.logged = (snapshot ? 0 : live.logged) + log.length;
@@ -119,12 +107,8 @@ export function docLog(deps: Deps) {
   async function append(trx: Db, id: string, changes: readonly Unsaved[]): Promise<number | null> {
     if (changes.length === 0) return null;
     const merged = changes.length === 1 ? changes[0]!.update : Y.mergeUpdates(changes.map((c) => c.update));
-    const row = await trx
-      .insertInto('doc_updates')
-      .values({ artifact_id: id, update: Buffer.from(merged).toString('base64'), created_at: Date.now() })
-      .returning('seq')
-      .executeTakeFirstOrThrow();
-    return Number(row.seq);
+    const [row] = (await logUpdate(trx, id, Buffer.from(merged).toString('base64'), Date.now())).rows;
+    return Number(row!.seq);
   }
 
   /**
@@ -168,3 +152,30 @@ export function docLog(deps: Deps) {
 }
 
 export type DocLog = ReturnType<typeof docLog>;
+
+// The statements every store makes, compiled once (see storage/compiled.ts).
+const lockRow = compiled((db, id: string) =>
+  db
+    .selectFrom('artifacts')
+    .select(['version', 'workspace_id'])
+    .where('id', '=', id)
+    .$call((q) => (onPostgres(db) ? q.forUpdate() : q)),
+);
+const newerState = compiled((db, id: string, after: number) =>
+  db
+    .selectFrom('doc_states')
+    .select(['state', 'updated_at'])
+    .where('artifact_id', '=', id)
+    .where('updated_at', '>', after),
+);
+const updatesAfter = compiled((db, id: string, after: number) =>
+  db
+    .selectFrom('doc_updates')
+    .select(['seq', 'update'])
+    .where('artifact_id', '=', id)
+    .where('seq', '>', after)
+    .orderBy('seq'),
+);
+const logUpdate = compiled((db, id: string, update: string, at: number) =>
+  db.insertInto('doc_updates').values({ artifact_id: id, update, created_at: at }).returning('seq'),
+);

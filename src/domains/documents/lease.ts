@@ -1,4 +1,5 @@
 import { DomainError } from '../../errors.ts';
+import { compiled } from '../../storage/compiled.ts';
 import type { Transaction } from 'kysely';
 import type { Database, Db } from '../../storage/schema.ts';
 import type { Deps } from '../deps.ts';
@@ -59,17 +60,8 @@ function documentLeases(deps: Deps) {
 
   async function takeRow(artifactId: string, holder: string): Promise<boolean> {
     const now = Date.now();
-    const result = await deps.db
-      .insertInto('doc_leases')
-      .values({ artifact_id: artifactId, holder, expires_at: now + LEASE_TTL_MS })
-      .onConflict((oc) =>
-        oc
-          .column('artifact_id')
-          .doUpdateSet({ holder, expires_at: now + LEASE_TTL_MS })
-          .where('doc_leases.expires_at', '<', now),
-      )
-      .executeTakeFirst();
-    return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+    const result = await takeLease(deps.db, artifactId, holder, now + LEASE_TTL_MS, now);
+    return Number(result.numAffectedRows ?? 0) > 0;
   }
 
   async function retryAfter(artifactId: string): Promise<number> {
@@ -125,12 +117,7 @@ function documentLeases(deps: Deps) {
       }
       await sleep(pause);
     }
-    const drop = (db: Db) =>
-      db
-        .deleteFrom('doc_leases')
-        .where('artifact_id', '=', artifactId)
-        .where('holder', '=', holder)
-        .execute();
+    const drop = (db: Db) => dropLease(db, artifactId, holder);
     let gone = false;
     return {
       dropIn: async (trx) => void (await drop(trx)),
@@ -152,3 +139,19 @@ function documentLeases(deps: Deps) {
     writers: (artifactId: string) => writers.get(artifactId) ?? 0,
   };
 }
+
+/** The lease row taken when free or run out (compiled once: every agent write takes one). */
+const takeLease = compiled((db, artifactId: string, holder: string, until: number, now: number) =>
+  db
+    .insertInto('doc_leases')
+    .values({ artifact_id: artifactId, holder, expires_at: until })
+    .onConflict((oc) =>
+      oc
+        .column('artifact_id')
+        .doUpdateSet({ holder, expires_at: until })
+        .where('doc_leases.expires_at', '<', now),
+    ),
+);
+const dropLease = compiled((db, artifactId: string, holder: string) =>
+  db.deleteFrom('doc_leases').where('artifact_id', '=', artifactId).where('holder', '=', holder),
+);

@@ -1,6 +1,7 @@
 import { log as logger } from '../../observability/log.ts';
 import type { Transaction } from 'kysely';
 import { newId } from '../../ids.ts';
+import { compiled } from '../../storage/compiled.ts';
 import { packText } from '../../storage/packed.ts';
 import type { Database } from '../../storage/schema.ts';
 import type { EventOrigin } from '../automations/events.ts';
@@ -54,11 +55,7 @@ export function persister(deps: Deps, log: DocLog, stored: (live: LiveDoc, marks
         const digest = agentRow ? null : storedDigest(live.doc);
         taken = live.unsaved.splice(0);
         // The text and the version move together, in one write of the row.
-        await trx
-          .updateTable('artifacts')
-          .set({ version, updated_at: now, content: markdown })
-          .where('id', '=', live.id)
-          .execute();
+        await storeText(trx, live.id, version, now, markdown);
         for (const row of staged) {
           if (row.id === agentRow?.id) continue;
           await trx
@@ -146,3 +143,8 @@ export function persister(deps: Deps, log: DocLog, stored: (live: LiveDoc, marks
 
   return { persist };
 }
+
+/** A document's text and version, moved together (compiled once: every store writes it). */
+const storeText = compiled((db, id: string, version: number, at: number, content: string) =>
+  db.updateTable('artifacts').set({ version, updated_at: at, content }).where('id', '=', id),
+);

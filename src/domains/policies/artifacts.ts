@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import { DomainError, notFound } from '../../errors.ts';
+import { compiled } from '../../storage/compiled.ts';
 import type { ArtifactTable, ConversationTable, Db, PodTable } from '../../storage/schema.ts';
 import type { Actor } from '../workspace/actor.ts';
 import { highestRole, isRole, roleRank, type Role } from './roles.ts';
@@ -98,7 +99,8 @@ export async function isParticipant(db: Db, conversationId: string, personId: st
 
 /** Loads an artifact the actor holds any role on, or fails as not found. */
 export async function artifactFor(db: Db, actor: Actor, artifactId: unknown): Promise<ArtifactAccess> {
-  return withRole(db, actor, await inWorkspace(db, actor, artifactId).selectAll().executeTakeFirst());
+  const id = artifactIdOf(artifactId);
+  return withRole(db, actor, (await wholeArtifact(db, id, actor.workspaceId)).rows[0]);
 }
 
 /** As `artifactFor`, without the artifact's text: for checks and writes that never read it. */
@@ -107,21 +109,24 @@ export async function artifactHeadFor(
   actor: Actor,
   artifactId: unknown,
 ): Promise<ArtifactAccess<ArtifactHead>> {
-  return withRole(
-    db,
-    actor,
-    await inWorkspace(db, actor, artifactId).select(HEAD_COLUMNS).executeTakeFirst(),
-  );
+  const id = artifactIdOf(artifactId);
+  return withRole(db, actor, (await artifactHead(db, id, actor.workspaceId)).rows[0]);
 }
 
-/** The artifact with that id in the actor's workspace, to select from; any other id is not found. */
-function inWorkspace(db: Db, actor: Actor, artifactId: unknown) {
+function artifactIdOf(artifactId: unknown): string {
   if (typeof artifactId !== 'string' || artifactId === '') throw notFound();
-  return db
-    .selectFrom('artifacts')
-    .where('id', '=', artifactId)
-    .where('workspace_id', '=', actor.workspaceId);
+  return artifactId;
 }
+
+/** The artifact with that id in the actor's workspace; any other id is not found. */
+const inWorkspace = (db: Db, artifactId: string, workspaceId: string) =>
+  db.selectFrom('artifacts').where('id', '=', artifactId).where('workspace_id', '=', workspaceId);
+const wholeArtifact = compiled((db, artifactId: string, workspaceId: string) =>
+  inWorkspace(db, artifactId, workspaceId).selectAll(),
+);
+const artifactHead = compiled((db, artifactId: string, workspaceId: string) =>
+  inWorkspace(db, artifactId, workspaceId).select(HEAD_COLUMNS),
+);
 
 async function withRole<A extends ArtifactHead>(
   db: Db,

@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import { DomainError } from '../../errors.ts';
+import { compiled } from '../../storage/compiled.ts';
 import type { AutomationTable, Db } from '../../storage/schema.ts';
 import type { Actor } from '../workspace/actor.ts';
 
@@ -34,27 +35,7 @@ export async function isAdmin(on: Db, person: Person): Promise<boolean> {
  */
 export async function automationFor(on: Db, person: Person, id: unknown): Promise<AutomationAccess> {
   if (typeof id !== 'string' || id === '') throw automationNotFound();
-  // One statement: the row, and whether the person is an admin, and their name.
-  const found = await on
-    .selectFrom('automations')
-    .selectAll('automations')
-    .select((eb) => [
-      eb
-        .selectFrom('people')
-        .select('admin')
-        .where('id', '=', person.personId)
-        .where('workspace_id', '=', person.workspaceId)
-        .as('person_admin'),
-      eb
-        .selectFrom('people')
-        .select('name')
-        .where('id', '=', person.personId)
-        .where('workspace_id', '=', person.workspaceId)
-        .as('person_name'),
-    ])
-    .where('automations.id', '=', id)
-    .where('automations.workspace_id', '=', person.workspaceId)
-    .executeTakeFirst();
+  const [found] = (await automationWithPerson(on, id, person.workspaceId, person.personId)).rows;
   if (!found) throw automationNotFound();
   const { person_admin, person_name, ...row } = found;
   const admin = person_admin === 1;
@@ -62,6 +43,29 @@ export async function automationFor(on: Db, person: Person, id: unknown): Promis
   const canControl = row.scope === 'personal' ? row.created_by === person.personId : admin;
   return { row, admin, canControl, personName: person_name ?? 'Someone' };
 }
+
+/** One statement: the row, whether the person is an admin, and their name. */
+const automationWithPerson = compiled((db, id: string, workspaceId: string, personId: string) =>
+  db
+    .selectFrom('automations')
+    .selectAll('automations')
+    .select((eb) => [
+      eb
+        .selectFrom('people')
+        .select('admin')
+        .where('id', '=', personId)
+        .where('workspace_id', '=', workspaceId)
+        .as('person_admin'),
+      eb
+        .selectFrom('people')
+        .select('name')
+        .where('id', '=', personId)
+        .where('workspace_id', '=', workspaceId)
+        .as('person_name'),
+    ])
+    .where('automations.id', '=', id)
+    .where('automations.workspace_id', '=', workspaceId),
+);
 
 /** Who may change and run an automation, as the refusals name them. */
 export const controllers = (row: Pick<AutomationRow, 'scope'>) =>

@@ -3,6 +3,7 @@ import { newId } from '../../ids.ts';
 import { DomainError, invalid } from '../../errors.ts';
 import type { Actor } from './actor.ts';
 import { conversationFor, podFor, type Artifact } from '../policies/artifacts.ts';
+import { compiled } from '../../storage/compiled.ts';
 import type { Db } from '../../storage/schema.ts';
 
 export type ArtifactType = 'document' | 'html_app' | 'table';
@@ -155,9 +156,13 @@ export async function postArtifactCard(
 }
 
 export async function personName(db: Db, personId: string): Promise<string> {
-  const row = await db.selectFrom('people').select('name').where('id', '=', personId).executeTakeFirst();
+  const [row] = (await nameOf(db, personId)).rows;
   return row?.name ?? 'Someone';
 }
+
+const nameOf = compiled((db, personId: string) =>
+  db.selectFrom('people').select('name').where('id', '=', personId),
+);
 
 export function requireTitle(title: unknown): string {
   if (typeof title !== 'string' || title.trim() === '') throw invalid('title must be a non-empty string');

@@ -1,0 +1,120 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { sql, type Kysely } from 'kysely';
+import { compiled, compiledRow } from '../src/storage/compiled.ts';
+import { dropPgSchema, openStorage, type Storage } from '../src/storage/db.ts';
+import type { Db } from '../src/storage/schema.ts';
+import { PG_URL } from './support/databases.ts';
+
+interface Probe {
+  probe: { id: number; label: string; note: string | null };
+}
+const probe = (db: Db) => db as unknown as Kysely<Probe>;
+
+const byLabel = compiled((db, label: string, over: number) =>
+  probe(db)
+    .selectFrom('probe')
+    .select(['id', 'note'])
+    .where('label', '=', label)
+    .where('id', '>', over)
+    .where('note', 'is not', null)
+    .orderBy('id'),
+);
+const addProbe = compiledRow(['id', 'label', 'note'], (db, row: Probe['probe']) =>
+  probe(db)
+    .insertInto('probe')
+    .values(row)
+    .onConflict((oc) => oc.column('id').doNothing()),
+);
+
+const plain = async (result: Promise<{ rows: object[] }>) => (await result).rows.map((r) => ({ ...r }));
+
+const databases = [
+  {
+    name: 'sqlite',
+    async open() {
+      const dir = mkdtempSync(join(tmpdir(), 'tandem-compiled-'));
+      const storage = await openStorage({ sqlitePath: join(dir, 'probe.sqlite') });
+      return { storage, close: async () => (await storage.close(), rmSync(dir, { recursive: true })) };
+    },
+  },
+  ...(process.env.TANDEM_TEST_POSTGRES === 'skip'
+    ? []
+    : [
+        {
+          name: 'postgres',
+          async open() {
+            const schema = `t_${randomBytes(6).toString('hex')}`;
+            const storage = await openStorage({ databaseUrl: PG_URL, pgSchema: schema, poolSize: 2 });
+            return {
+              storage,
+              close: async () => (await storage.close(), await dropPgSchema(PG_URL, schema)),
+            };
+          },
+        },
+      ]),
+];
+
+for (const database of databases) {
+  describe(`statements compiled once (${database.name})`, () => {
+    let storage: Storage;
+    let close: () => Promise<unknown>;
+    before(async () => {
+      ({ storage, close } = await database.open());
+      await sql`create table probe (id integer primary key, label text not null, note text)`.execute(
+        storage.db,
+      );
+    });
+    after(() => close());
+
+    it('sends each call its own values, and keeps the values fixed in the statement', async () => {
+      for (const [id, label, note] of [
+        [1, 'a', 'first'],
+        [2, 'a', null],
+        [3, 'b', 'third'],
+        [4, 'a', 'fourth'],
+      ] as const)
+        assert.equal(Number((await addProbe(storage.db, { id, label, note })).numAffectedRows), 1);
+      assert.deepEqual(await plain(byLabel(storage.db, 'a', 0)), [
+        { id: 1, note: 'first' },
+        { id: 4, note: 'fourth' },
+      ]);
+      assert.deepEqual(await plain(byLabel(storage.db, 'a', 1)), [{ id: 4, note: 'fourth' }]);
+      assert.deepEqual(await plain(byLabel(storage.db, 'b', 0)), [{ id: 3, note: 'third' }]);
+      assert.deepEqual(await plain(byLabel(storage.db, 'c', 0)), []);
+      // The conflict clause stays part of the statement: a second row 1 changes nothing.
+      assert.equal(
+        Number((await addProbe(storage.db, { id: 1, label: 'z', note: 'again' })).numAffectedRows),
+        0,
+      );
+      assert.deepEqual(await plain(byLabel(storage.db, 'z', 0)), []);
+    });
+
+    it('runs inside the transaction it is given, and nothing stays when it rolls back', async () => {
+      await assert.rejects(
+        storage.db.transaction().execute(async (trx) => {
+          await addProbe(trx, { id: 10, label: 'tx', note: 'inside' });
+          assert.deepEqual(await plain(byLabel(trx, 'tx', 0)), [{ id: 10, note: 'inside' }]);
+          throw new Error('roll back');
+        }),
+        /roll back/,
+      );
+      assert.deepEqual(await plain(byLabel(storage.db, 'tx', 0)), []);
+    });
+
+    it('refuses a statement that changes a value or leaves one out, on its first call', async () => {
+      const changes = compiled((db, part: string) =>
+        probe(db).selectFrom('probe').select('id').where('label', 'like', `%${part}%`),
+      );
+      await assert.rejects(changes(storage.db, 'a'), /changed its value 0/);
+      const leavesOut = compiled((db, id: number, _unused: string) =>
+        probe(db).selectFrom('probe').select('id').where('id', '=', id),
+      );
+      await assert.rejects(leavesOut(storage.db, 1, 'x'), /must send each of its 2 values as a parameter/);
+    });
+  });
+}
