@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -9,6 +9,7 @@ import { compiled, compiledRow } from '../src/storage/compiled.ts';
 import { dropPgSchema, openStorage, type Storage } from '../src/storage/db.ts';
 import type { Db } from '../src/storage/schema.ts';
 import { PG_URL } from './support/databases.ts';
+import { until } from './support/instances.ts';
 
 interface Probe {
   probe: { id: number; label: string; note: string | null };
@@ -118,3 +119,31 @@ for (const database of databases) {
     });
   });
 }
+
+describe('the write-ahead log of an embedded database', () => {
+  it('is copied into the database file by a thread of its own while this one keeps writing, and nothing is lost', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tandem-checkpoints-'));
+    const path = join(dir, 'probe.sqlite');
+    try {
+      let storage = await openStorage({ sqlitePath: path });
+      await sql`create table probe (id integer primary key, label text not null, note text)`.execute(
+        storage.db,
+      );
+      const emptyFile = statSync(path).size;
+      const note = 'x'.repeat(10_000);
+      // 100 commits of 10 KB: about 250 pages, well under the 1,000 at which a commit would copy
+      // them itself, so only the other thread can have put them in the file.
+      for (let id = 1; id <= 100; id++)
+        await storage.db.transaction().execute((trx) => addProbe(trx, { id, label: 'bulk', note }));
+      await until(() => statSync(path).size > emptyFile + 500_000, 'the pages reach the database file');
+      assert.ok(statSync(`${path}-wal`).size > 0, 'the log is kept beside it');
+      await storage.close();
+      storage = await openStorage({ sqlitePath: path });
+      const count = await sql<{ n: number }>`select count(*) as n from probe`.execute(storage.db);
+      assert.equal(Number(count.rows[0]!.n), 100);
+      await storage.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

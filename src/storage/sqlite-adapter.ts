@@ -1,5 +1,6 @@
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { SqliteDatabase, SqliteStatement } from 'kysely';
+import { checkpointsElsewhere } from './sqlite-checkpoints.ts';
 
 type SqlValue = null | number | bigint | string | Uint8Array;
 
@@ -14,9 +15,11 @@ function toSqlite(value: unknown): SqlValue {
 class Statement implements SqliteStatement {
   readonly reader: boolean;
   readonly #stmt: StatementSync;
+  readonly #after: (() => void) | undefined;
 
-  constructor(stmt: StatementSync) {
+  constructor(stmt: StatementSync, after?: () => void) {
     this.#stmt = stmt;
+    this.#after = after;
     this.reader = stmt.columns().length > 0;
   }
 
@@ -26,6 +29,7 @@ class Statement implements SqliteStatement {
 
   run(parameters: ReadonlyArray<unknown>) {
     const { changes, lastInsertRowid } = this.#stmt.run(...parameters.map(toSqlite));
+    this.#after?.();
     return { changes, lastInsertRowid };
   }
 
@@ -52,12 +56,16 @@ export function openSqlite(path: string): SqliteDatabase & { exec(sql: string): 
   db.exec('PRAGMA synchronous = NORMAL');
   db.exec('PRAGMA foreign_keys = ON');
   db.exec('PRAGMA busy_timeout = 5000');
+  const checkpoints = path === ':memory:' ? undefined : checkpointsElsewhere(db, path);
   const cache = new Map<string, Statement>();
   return {
     prepare(sql: string) {
       let stmt = cache.get(sql);
       if (!stmt) {
-        stmt = new Statement(db.prepare(sql === 'begin' ? BEGIN : sql));
+        stmt = new Statement(
+          db.prepare(sql === 'begin' ? BEGIN : sql),
+          sql === 'commit' ? checkpoints?.committed : undefined,
+        );
         if (cache.size > 500) cache.clear();
         cache.set(sql, stmt);
       }
@@ -67,6 +75,7 @@ export function openSqlite(path: string): SqliteDatabase & { exec(sql: string): 
       db.exec(sql);
     },
     close() {
+      checkpoints?.stop();
       cache.clear();
       db.close();
     },
