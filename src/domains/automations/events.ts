@@ -56,7 +56,7 @@ export interface RecordedEvent extends IncomingEvent {
  */
 export async function recordEvent(trx: Db, event: RecordedEvent): Promise<string | null> {
   const id = newId('evt');
-  const inserted = await insertEvent(trx, {
+  const row: EventRow = {
     id,
     workspace_id: event.workspaceId,
     provider: event.provider,
@@ -74,34 +74,37 @@ export async function recordEvent(trx: Db, event: RecordedEvent): Promise<string
     created_at: Date.now(),
     delivered_at: null,
     data_json: JSON.stringify(event.data ?? {}),
-  });
+  };
+  const inserted = await insertEvent(trx, row);
   return Number(inserted.numAffectedRows ?? 0n) === 1 ? id : null;
 }
 
+/** The columns of an event's outbox row: the row names each, and no other. */
+const EVENT_COLUMNS = [
+  'id',
+  'workspace_id',
+  'provider',
+  'event',
+  'action',
+  'repo',
+  'artifact_id',
+  'actor_id',
+  'source_automation_id',
+  'depth',
+  'delivery_key',
+  'body_key',
+  'created_at',
+  'delivered_at',
+  'data_json',
+] as const;
+type EventRow = Pick<Insertable<EventOutboxTable>, (typeof EVENT_COLUMNS)[number]>;
+
 /** An event's outbox row; a delivery id or a body seen before (either unique key) records nothing. */
-const insertEvent = compiledRow(
-  [
-    'id',
-    'workspace_id',
-    'provider',
-    'event',
-    'action',
-    'repo',
-    'artifact_id',
-    'actor_id',
-    'source_automation_id',
-    'depth',
-    'delivery_key',
-    'body_key',
-    'created_at',
-    'delivered_at',
-    'data_json',
-  ],
-  (db, row: Insertable<EventOutboxTable>) =>
-    db
-      .insertInto('event_outbox')
-      .values(row)
-      .onConflict((oc) => oc.doNothing()),
+const insertEvent = compiledRow(EVENT_COLUMNS, (db, row: EventRow) =>
+  db
+    .insertInto('event_outbox')
+    .values(row)
+    .onConflict((oc) => oc.doNothing()),
 );
 
 export const duplicateDelivery = () =>

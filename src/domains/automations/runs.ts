@@ -39,11 +39,38 @@ export async function queueRun(trx: Db, input: QueueRunInput): Promise<string> {
  */
 const rowsPerInsert = (row: object) => Math.min(1_000, Math.floor(30_000 / Object.keys(row).length));
 
+/** The columns a queued run sets: its row names each, and no other (see `queueOne`). */
+const RUN_COLUMNS = [
+  'id',
+  'workspace_id',
+  'automation_id',
+  'flow_version_id',
+  'parent_run_id',
+  'parent_node_key',
+  'cause',
+  'dry_run',
+  'status',
+  'acting_id',
+  'requested_by',
+  'error',
+  'queued_at',
+  'started_at',
+  'finished_at',
+  'updated_at',
+  'trigger_json',
+  'output_json',
+  'event_depth',
+  'subflow_depth',
+  'root_run_id',
+  'rerun_of',
+] as const;
+type QueuedRun = Pick<Insertable<RunTable>, (typeof RUN_COLUMNS)[number]> & { id: string; queued_at: number };
+
 /** Stores many queued runs and their jobs in two statements (the scheduler queues them in batches). */
 export async function queueRuns(trx: Db, inputs: QueueRunInput[]): Promise<string[]> {
   if (inputs.length === 0) return [];
   const now = Date.now();
-  const runs = inputs.map((input) => ({
+  const runs = inputs.map((input): QueuedRun => ({
     id: newId('run'),
     workspace_id: input.automation.workspace_id,
     automation_id: input.automation.id,
@@ -96,38 +123,13 @@ export async function queueRuns(trx: Db, inputs: QueueRunInput[]): Promise<strin
  * One queued run (a call's `run`, an event's, a subflow's), compiled once: on Postgres with its
  * job in the same statement; on SQLite the job follows.
  */
-const queueOne = compiledRow(
-  [
-    'id',
-    'workspace_id',
-    'automation_id',
-    'flow_version_id',
-    'parent_run_id',
-    'parent_node_key',
-    'cause',
-    'dry_run',
-    'status',
-    'acting_id',
-    'requested_by',
-    'error',
-    'queued_at',
-    'started_at',
-    'finished_at',
-    'updated_at',
-    'trigger_json',
-    'output_json',
-    'event_depth',
-    'subflow_depth',
-    'root_run_id',
-    'rerun_of',
-  ],
-  (db, run: Insertable<RunTable> & { id: string; queued_at: number }) =>
-    onPostgres(db)
-      ? db
-          .with('queued', (q) => q.insertInto('runs').values(run))
-          .insertInto('jobs')
-          .values(dueJobs([run.id], run.queued_at))
-      : db.insertInto('runs').values(run),
+const queueOne = compiledRow(RUN_COLUMNS, (db, run: QueuedRun) =>
+  onPostgres(db)
+    ? db
+        .with('queued', (q) => q.insertInto('runs').values(run))
+        .insertInto('jobs')
+        .values(dueJobs([run.id], run.queued_at))
+    : db.insertInto('runs').values(run),
 );
 
 /** Ends an automation's unfinished dry runs (pausing it does): they never start or go on again. */
