@@ -33,7 +33,7 @@ parentPort.on('message', (m) => {
  * Moves the checkpoints of a SQLite database's write-ahead log off this thread. A commit that
  * finds the log past 1,000 pages checkpoints it before it returns, syncing the database file to
  * disk: a few milliseconds in one request of every few dozen writes. Once a connection has
- * committed 64 times, a thread of its own does that work each 64 commits, and this connection
+ * committed 32 times, a thread of its own does that work every 32 commits, and this connection
  * checkpoints only past 10,000 pages (when the thread falls behind, or failed).
  */
 export function checkpointsElsewhere(db: DatabaseSync, path: string) {
@@ -41,11 +41,13 @@ export function checkpointsElsewhere(db: DatabaseSync, path: string) {
   let worker: Worker | undefined;
   let busy = false;
   let failed = false;
+  let stopped = false;
   const start = () => {
     worker = new Worker(PROGRAM, { eval: true, workerData: { path } });
     worker.unref();
     worker.on('message', () => (busy = false));
     worker.on('error', (error) => {
+      if (stopped) return;
       log.warn(
         { err: error },
         'the thread that checkpoints the SQLite log stopped; commits checkpoint it again',
@@ -58,12 +60,13 @@ export function checkpointsElsewhere(db: DatabaseSync, path: string) {
   };
   return {
     committed() {
-      if (failed || ++commits % COMMITS_PER_CHECKPOINT !== 0 || busy) return;
+      if (failed || stopped || ++commits % COMMITS_PER_CHECKPOINT !== 0 || busy) return;
       if (!worker) start();
       busy = true;
       worker!.postMessage('checkpoint');
     },
     stop() {
+      stopped = true;
       worker?.postMessage('stop');
       worker = undefined;
     },
