@@ -102,12 +102,7 @@ export async function queueRuns(trx: Db, inputs: QueueRunInput[]): Promise<strin
   }
   const perInsert = rowsPerInsert(runs[0]!);
   if (runs.length <= perInsert && onPostgres(trx)) {
-    // One statement, one round trip: the runs and their jobs.
-    await trx
-      .with('queued', (db) => db.insertInto('runs').values(runs))
-      .insertInto('jobs')
-      .values(dueJobs(ids, now))
-      .execute();
+    await withTheirJobs(trx, runs, now).execute();
     return ids;
   }
   for (let i = 0; i < runs.length; i += perInsert)
@@ -124,13 +119,20 @@ export async function queueRuns(trx: Db, inputs: QueueRunInput[]): Promise<strin
  * job in the same statement; on SQLite the job follows.
  */
 const queueOne = compiledRow(RUN_COLUMNS, (db, run: QueuedRun) =>
-  onPostgres(db)
-    ? db
-        .with('queued', (q) => q.insertInto('runs').values(run))
-        .insertInto('jobs')
-        .values(dueJobs([run.id], run.queued_at))
-    : db.insertInto('runs').values(run),
+  onPostgres(db) ? withTheirJobs(db, [run], run.queued_at) : db.insertInto('runs').values(run),
 );
+
+/** On Postgres, one statement (one round trip) that stores runs and a due job for each. */
+const withTheirJobs = (db: Db, runs: QueuedRun[], now: number) =>
+  db
+    .with('queued', (q) => q.insertInto('runs').values(runs))
+    .insertInto('jobs')
+    .values(
+      dueJobs(
+        runs.map((r) => r.id),
+        now,
+      ),
+    );
 
 /** Ends an automation's unfinished dry runs (pausing it does): they never start or go on again. */
 export async function cancelDryRuns(trx: Db, automationId: string, why: string): Promise<void> {

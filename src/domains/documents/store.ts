@@ -57,7 +57,7 @@ export function documentStore(deps: Deps, options: StoreOptions = {}) {
     idleMs: options.idleMs ?? 60_000,
     maxLoaded: options.maxLoaded ?? 32,
     // A 60,000-character document takes about 4 MB of the process: documents no one is using
-    // stay while they hold a million characters between them (about 16 of that size).
+    // stay while they hold 500,000 characters between them (about 8 of that size).
     maxIdleCharacters: options.maxIdleCharacters ?? 500_000,
   };
   const peerGraceMs = options.peerGraceMs ?? editMaxWaitMs + 10_000;

@@ -44,25 +44,15 @@ export async function automationFor(on: Db, person: Person, id: unknown): Promis
   return { row, admin, canControl, personName: person_name ?? 'Someone' };
 }
 
-/** One statement: the row, whether the person is an admin, and their name. */
+/** One statement: the row, whether the person is an admin, and their name (none when not of the workspace). */
 const automationWithPerson = compiled((db, id: string, workspaceId: string, personId: string) =>
   db
     .selectFrom('automations')
+    .leftJoin('people', (join) =>
+      join.on('people.id', '=', personId).on('people.workspace_id', '=', workspaceId),
+    )
     .selectAll('automations')
-    .select((eb) => [
-      eb
-        .selectFrom('people')
-        .select('admin')
-        .where('id', '=', personId)
-        .where('workspace_id', '=', workspaceId)
-        .as('person_admin'),
-      eb
-        .selectFrom('people')
-        .select('name')
-        .where('id', '=', personId)
-        .where('workspace_id', '=', workspaceId)
-        .as('person_name'),
-    ])
+    .select(['people.admin as person_admin', 'people.name as person_name'])
     .where('automations.id', '=', id)
     .where('automations.workspace_id', '=', workspaceId),
 );
