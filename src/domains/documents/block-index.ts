@@ -21,6 +21,7 @@ interface Derived {
   all?: BlockInfo[];
   projection?: string;
   digest?: BlockDigest;
+  entries?: string[];
   stored?: string;
 }
 
@@ -77,7 +78,7 @@ export function derivedOf(doc: Y.Doc): Derived {
     if (!inStep) cached.all = undefined;
   });
   doc.on('afterTransaction', (tr: Y.Transaction) => {
-    cached.projection = cached.digest = cached.stored = undefined;
+    cached.projection = cached.digest = cached.entries = cached.stored = undefined;
     for (const type of tr.changed.keys()) {
       const map = type instanceof Y.Text ? type.parent : type;
       const info = map instanceof Y.Map ? infos.get(map) : undefined;

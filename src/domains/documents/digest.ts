@@ -98,6 +98,67 @@ export function readDigest(stored: string): VersionDigest {
   return { blocks, current: digestBlocks };
 }
 
+/**
+ * A digest stored as the change from an earlier version's: `d2:`, then the base version, the
+ * index of the first entry that differs and how many of the base's entries the change replaces
+ * (base 36, each followed by a colon), then the entries put in their place. A write changes a
+ * few blocks of many, so its row holds those few rather than one entry per block.
+ */
+const DELTA_MARK = 'd2:';
+
+/** Digests stored as changes follow one another at most this far from a whole one. */
+export const DELTA_CHAIN = 16;
+
+export interface DigestDelta {
+  base: number;
+  at: number;
+  removed: number;
+  entries: string[];
+}
+
+/**
+ * The stored form of the digest `now` as the change from `then`, the entries of version `base`
+ * (whose digest a version row holds); null when the change is not much smaller than `now` whole.
+ */
+export function digestDelta(base: number, then: readonly string[], now: readonly string[]): string | null {
+  const shorter = Math.min(then.length, now.length);
+  let start = 0;
+  while (start < shorter && then[start] === now[start]) start++;
+  let endThen = then.length;
+  let endNow = now.length;
+  while (endThen > start && endNow > start && then[endThen - 1] === now[endNow - 1]) {
+    endThen--;
+    endNow--;
+  }
+  if (now.length === 0 || (endNow - start) * 2 > now.length) return null;
+  const numbers = [base, start, endThen - start].map((n) => n.toString(36)).join(':');
+  return `${DELTA_MARK}${numbers}:${now.slice(start, endNow).join('')}`;
+}
+
+/** The change a stored digest holds, or undefined when it holds a whole digest. */
+export function readDelta(stored: string): DigestDelta | undefined {
+  if (!stored.startsWith(DELTA_MARK)) return undefined;
+  const parts = stored.slice(DELTA_MARK.length).split(':');
+  const [base, at, removed] = parts.slice(0, 3).map((n) => parseInt(n, 36));
+  const body = parts[3] ?? '';
+  const width = ID_CHARS + HASH_CHARS;
+  if (parts.length !== 4 || [base, at, removed].some((n) => !Number.isSafeInteger(n) || n! < 0))
+    throw new Error('a stored digest change is malformed');
+  const entries: string[] = [];
+  for (let i = 0; i + width <= body.length; i += width) entries.push(body.slice(i, i + width));
+  return { base: base!, at: at!, removed: removed!, entries };
+}
+
+/** The digest a change makes of its base's; undefined when it cannot apply to that base. */
+export function applyDelta(base: VersionDigest, delta: DigestDelta): VersionDigest | undefined {
+  // Digests stored as JSON hash texts another way: no change was ever made against one.
+  if (base.current !== digestBlocks || delta.at + delta.removed > base.blocks.length) return undefined;
+  const blocks = base.blocks.slice(0, delta.at);
+  for (const entry of delta.entries) blocks.push([entry.slice(0, ID_CHARS), entry.slice(ID_CHARS)]);
+  for (let i = delta.at + delta.removed; i < base.blocks.length; i++) blocks.push(base.blocks[i]!);
+  return { blocks, current: digestBlocks };
+}
+
 /** How many blocks were added, removed or changed between two digests. */
 export function blocksChanged(then: BlockDigest, now: BlockDigest): number {
   const before = new Map(then);

@@ -165,13 +165,13 @@ export function editor({ deps, store, hooks, acquire, digestAt, holdsDigest }: E
         edited: { actorId: actor.personId, by: 'agent', mode: checked.mode, origin: options.origin },
         agentRow: {
           id: row.id,
-          complete(result) {
+          complete(result, digest) {
             // Edits people made during the write, up to the moment it is stored, are reported.
             kept = [...outcome.kept, ...watch.kept];
             return {
               ...row,
               result_version: result,
-              result_blocks_json: storedDigest(live.doc),
+              result_blocks_json: digest,
               kept_json: kept.length > 0 ? JSON.stringify(keptBlocks(kept)) : null,
               // What it changed, read as it is stored: blocks people brought back are not in it.
               changes_json: JSON.stringify({

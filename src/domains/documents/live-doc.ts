@@ -82,6 +82,13 @@ export interface LiveDoc {
   staged: VersionRow[];
   /** The version whose block digest a stored version row holds, as far as this copy knows. */
   digestVersion: number | undefined;
+  /**
+   * That digest's entries, when this copy made them: the next row stores its digest as the
+   * change from them (`digestDelta`).
+   */
+  digestEntries: readonly string[] | undefined;
+  /** How many stored changes that digest is from a whole one (a bound for its readers). */
+  digestChain: number;
   /** Changes of other instances they have not said they stored, by instance. */
   peers: Map<string, PeerChange[]>;
   peerTimer: NodeJS.Timeout | undefined;
@@ -157,6 +164,8 @@ export function newLiveDoc(
     made: 0,
     staged: [],
     digestVersion: undefined,
+    digestEntries: undefined,
+    digestChain: 0,
     peers: new Map(),
     peerTimer: undefined,
     packed: undefined,

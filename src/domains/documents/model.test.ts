@@ -20,6 +20,10 @@ import {
   projection,
   readDigest,
   storedDigest,
+  digestEntries,
+  digestDelta,
+  readDelta,
+  applyDelta,
 } from './model.ts';
 import { splitBlocks } from './text.ts';
 
@@ -223,6 +227,37 @@ describe('what is derived from a document', () => {
       ),
       { numRuns: 300 },
     );
+  });
+
+  it('stores a digest as the change from an earlier one, which gives it back whole', () => {
+    fc.assert(
+      fc.property(fc.array(fc.array(op, { minLength: 1, maxLength: 4 }), { maxLength: 25 }), (steps) => {
+        const doc = docFromMarkdown('# A\n\nB\n\nC\n\nD\n\nE\n\nF\n');
+        let then = { entries: digestEntries(doc), stored: storedDigest(doc) };
+        for (const ops of steps) {
+          for (const o of ops) run(doc, o);
+          const change = digestDelta(7, then.entries, digestEntries(doc));
+          if (change !== null) {
+            const delta = readDelta(change)!;
+            assert.equal(delta.base, 7);
+            assert.ok(change.length < storedDigest(doc).length, 'a change is stored only when smaller');
+            assert.deepEqual(applyDelta(readDigest(then.stored), delta)?.blocks, digestBlocks(doc));
+          }
+          then = { entries: digestEntries(doc), stored: storedDigest(doc) };
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('refuses a change made against a digest stored as JSON, and a malformed one', () => {
+    const doc = docFromMarkdown('# A\n\nB\n\nC\n\nD\n');
+    const entries = digestEntries(doc);
+    blockText(liveBlocks(doc)[1]!.map).insert(0, 'x');
+    const change = readDelta(digestDelta(3, entries, digestEntries(doc))!)!;
+    assert.deepEqual(change.removed, 1);
+    assert.equal(applyDelta(readDigest(JSON.stringify([['a', 'b']])), change), undefined);
+    assert.throws(() => readDelta('d2:3:x'), /malformed/);
   });
 
   it('reads digests stored as JSON, comparing them with digests made the same way', () => {

@@ -8,7 +8,17 @@ import { splitBlocks } from './text.ts';
 // (block-index.ts) and their digests (digest.ts), read through the functions below.
 export { blockArray, blockText, isDeleted, newBlock, liveBlocks } from './blocks.ts';
 export type { BlockMap, LiveBlock } from './blocks.ts';
-export { shortId, EMPTY_DIGEST, digestBlocks, readDigest, blocksChanged } from './digest.ts';
+export {
+  shortId,
+  EMPTY_DIGEST,
+  digestBlocks,
+  readDigest,
+  blocksChanged,
+  digestDelta,
+  readDelta,
+  applyDelta,
+  DELTA_CHAIN,
+} from './digest.ts';
 export type { BlockDigest, VersionDigest } from './digest.ts';
 
 /** The markdown: the live blocks' text, in order. Editor-only annotations are not part of it. */
@@ -17,26 +27,27 @@ export function projection(doc: Y.Doc): string {
 }
 
 /**
- * The projection and the stored digest, made in one pass over the blocks: every stored change
+ * The projection and the digest's entries, made in one pass over the blocks: every stored change
  * needs both.
  */
-function derive(doc: Y.Doc): { projection: string; stored: string } {
+function derive(doc: Y.Doc): { projection: string; entries: string[] } {
   const cached = derivedOf(doc);
-  if (cached.projection !== undefined && cached.stored !== undefined && settled(doc)) {
-    return { projection: cached.projection, stored: cached.stored };
+  if (cached.projection !== undefined && cached.entries !== undefined && settled(doc)) {
+    return { projection: cached.projection, entries: cached.entries };
   }
-  let projection = '';
-  let stored = EMPTY_DIGEST;
+  const texts: string[] = [];
+  const entries: string[] = [];
   for (const info of allInfos(doc)) {
     if (info.deleted) continue;
-    projection += stringOf(info);
-    stored += entryOf(info);
+    texts.push(stringOf(info));
+    entries.push(entryOf(info));
   }
+  const projection = texts.join('');
   if (settled(doc)) {
     cached.projection = projection;
-    cached.stored = stored;
+    cached.entries = entries;
   }
-  return { projection, stored };
+  return { projection, entries };
 }
 
 /** The text of the last live block with any text: where the document ends; null when none has. */
@@ -80,9 +91,17 @@ export function docFromState(state: string): Y.Doc {
   return doc;
 }
 
-/** The digest as version rows store it. */
+/** The digest as version rows store it whole. */
 export function storedDigest(doc: Y.Doc): string {
-  return derive(doc).stored;
+  const { entries } = derive(doc);
+  const cached = derivedOf(doc);
+  if (cached.entries === entries) return (cached.stored ??= EMPTY_DIGEST + entries.join(''));
+  return EMPTY_DIGEST + entries.join('');
+}
+
+/** The live blocks' digest entries, in order: what `digestDelta` compares. */
+export function digestEntries(doc: Y.Doc): readonly string[] {
+  return derive(doc).entries;
 }
 
 /** Where a block stands in the array (deleted ones included), or -1. */

@@ -8,7 +8,7 @@ import type { EventOrigin } from '../automations/events.ts';
 import type { Deps } from '../deps.ts';
 import type { DocLog } from './doc-log.ts';
 import { marksOf, type LiveDoc, type StoredMark, type Unsaved, type VersionRow } from './live-doc.ts';
-import { projection, storedDigest } from './model.ts';
+import { DELTA_CHAIN, digestDelta, digestEntries, projection, storedDigest } from './model.ts';
 
 /** After this many stored changes, the log is folded into a new snapshot. */
 export const FOLD_AFTER = 50;
@@ -19,9 +19,10 @@ export interface PersistOptions {
   instruction: string | null;
   /**
    * An agent write's version row (staged before it landed), completed with the version the
-   * write produced; stored in the same transaction as the write.
+   * write produced and that version's digest as it is to be stored (whole, or the change from
+   * the last one stored); stored in the same transaction as the write.
    */
-  agentRow?: { id: string; complete(version: number): VersionRow };
+  agentRow?: { id: string; complete(version: number, digest: string): VersionRow };
   /** Runs inside the write's transaction with the version it produced (see WriteOptions). */
   within?: (trx: Transaction<Database>, version: number) => Promise<void>;
   /** Who edited, for the `document.edited` event recorded with the write (none: no event). */
@@ -39,6 +40,9 @@ export function persister(deps: Deps, log: DocLog, stored: (live: LiveDoc, marks
   async function persist(live: LiveDoc, opts: PersistOptions): Promise<number> {
     const staged = live.staged.slice();
     let taken: Unsaved[] = [];
+    // The digest stored with this version: its entries, and whether it went as a change.
+    let entries: readonly string[] | undefined;
+    let delta: string | null = null;
     let result: { version: number; seq: number | null };
     try {
       result = await db.transaction().execute(async (trx) => {
@@ -51,8 +55,13 @@ export function persister(deps: Deps, log: DocLog, stored: (live: LiveDoc, marks
         // changes not stored yet.
         // PostgreSQL text cannot hold U+0000; what a live document held from before it was refused reads as U+FFFD.
         const markdown = projection(live.doc).replaceAll('\u0000', '\uFFFD');
-        const agentRow = opts.agentRow?.complete(version);
-        const digest = agentRow ? null : storedDigest(live.doc);
+        entries = digestEntries(live.doc);
+        delta =
+          live.digestEntries && live.digestVersion !== undefined && live.digestChain < DELTA_CHAIN
+            ? digestDelta(live.digestVersion, live.digestEntries, entries)
+            : null;
+        const digest = delta ?? storedDigest(live.doc);
+        const agentRow = opts.agentRow?.complete(version, digest);
         taken = live.unsaved.splice(0);
         // The text and the version move together, in one write of the row.
         await storeText(trx, live.id, version, now, markdown);
@@ -128,7 +137,10 @@ export function persister(deps: Deps, log: DocLog, stored: (live: LiveDoc, marks
     const done = new Set(staged.map((row) => row.id));
     if (opts.agentRow) done.add(opts.agentRow.id);
     live.staged = live.staged.filter((row) => !done.has(row.id));
+    // Every store holds its version's digest: a person's row, or the write's own.
     live.digestVersion = result.version;
+    live.digestEntries = entries;
+    live.digestChain = delta ? live.digestChain + 1 : 0;
     stored(live, marksOf(taken));
     if (live.logged >= FOLD_AFTER) {
       // The version is stored; a fold that fails leaves a longer log, tried again next time.

@@ -4,7 +4,7 @@ import type { Deps } from '../deps.ts';
 import type { Actor } from '../workspace/actor.ts';
 import { artifactFor } from '../policies/artifacts.ts';
 import { artifactText } from '../workspace/artifact-text.ts';
-import { readDigest, type VersionDigest } from './model.ts';
+import { applyDelta, DELTA_CHAIN, readDelta, readDigest, type VersionDigest } from './model.ts';
 import type { DocumentStore } from './store.ts';
 import { sliceWindow } from './text.ts';
 
@@ -101,7 +101,11 @@ export function reader(deps: Deps, store: DocumentStore) {
    * The block list of a version, while a version row still holds it: the state before an agent
    * write, the state it produced, or a person's stored edit.
    */
-  async function digestAt(artifactId: string, version: number): Promise<VersionDigest | undefined> {
+  async function digestAt(
+    artifactId: string,
+    version: number,
+    chain = 0,
+  ): Promise<VersionDigest | undefined> {
     const row = await db
       .selectFrom('checkpoints')
       .select(['doc_version', 'blocks_json', 'result_blocks_json'])
@@ -116,7 +120,12 @@ export function reader(deps: Deps, store: DocumentStore) {
       .executeTakeFirst();
     if (!row) return undefined;
     const stored = row.doc_version === version && row.blocks_json ? row.blocks_json : row.result_blocks_json!;
-    return readDigest(stored);
+    const delta = readDelta(stored);
+    if (!delta) return readDigest(stored);
+    // A change from an earlier version's digest, while the rows that lead to a whole one are kept.
+    if (delta.base >= version || chain >= DELTA_CHAIN) return undefined;
+    const base = await digestAt(artifactId, delta.base, chain + 1);
+    return base && applyDelta(base, delta);
   }
 
   /** Whether a version row holds the block list of a version. */

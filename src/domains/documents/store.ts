@@ -13,7 +13,7 @@ import {
   type LiveDocHooks,
   type Writer,
 } from './live-doc.ts';
-import { compact, projection } from './model.ts';
+import { compact, digestEntries, projection } from './model.ts';
 import { peerChanges } from './peer-changes.ts';
 import { repairBlocks } from './repair.ts';
 import { FOLD_AFTER, persister } from './persist.ts';
@@ -193,6 +193,8 @@ function adopt(
   }
   const made = live(s, id, own, { storedAt, lastSeq: 0, logged: 0 });
   made.digestVersion = digestVersion;
+  // Its create stored the digest of this very text.
+  if (digestVersion !== undefined) made.digestEntries = digestEntries(doc);
   keep(s, made);
   for (const h of s.hookSets) {
     h.loaded?.(made).catch((error: unknown) =>
