@@ -12,6 +12,22 @@ export interface BlockInfo {
   string: string | undefined;
   /** Its digest entry, until the text changes. */
   entry: string | undefined;
+  /** Counts the changes to the block seen so far: what was made from it stands while this does. */
+  rev: number;
+}
+
+/**
+ * The projection and digest entries as last made, with what they were made from: each block's
+ * info, how many changes it had seen and its text then (null: removed), so the next can reuse
+ * the start and end no change has touched since.
+ */
+export interface Derivation {
+  infos: readonly BlockInfo[];
+  /** Each block's `rev` then. */
+  revs: readonly number[];
+  strings: readonly (string | null)[];
+  projection: string;
+  entries: string[];
 }
 
 interface Derived {
@@ -23,6 +39,8 @@ interface Derived {
   digest?: BlockDigest;
   entries?: string[];
   stored?: string;
+  /** The last projection made while settled, kept past changes: the next starts from it. */
+  last?: Derivation;
 }
 
 /**
@@ -48,6 +66,7 @@ function newInfo(map: BlockMap): BlockInfo {
     deleted: !ok || isDeleted(map),
     string: undefined,
     entry: undefined,
+    rev: 0,
   };
 }
 
@@ -90,6 +109,7 @@ export function derivedOf(doc: Y.Doc): Derived {
         info.text = ok ? blockText(info.map) : NO_TEXT;
       }
       info.string = info.entry = undefined;
+      info.rev++;
     }
   });
   return cached;

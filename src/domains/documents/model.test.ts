@@ -134,7 +134,7 @@ describe('what is derived from a document', () => {
   type Op =
     | { kind: 'insert'; at: number; texts: string[] }
     | { kind: 'drop'; at: number }
-    | { kind: 'mark' | 'unmark'; at: number }
+    | { kind: 'mark' | 'unmark' | 'rename'; at: number }
     | { kind: 'type'; at: number; offset: number; text: string }
     | { kind: 'erase'; at: number; offset: number };
 
@@ -145,7 +145,7 @@ describe('what is derived from a document', () => {
       texts: fc.array(fc.constantFrom('', 'a\n', 'b\n\n', '# c\n'), { minLength: 1, maxLength: 3 }),
     }),
     fc.record({ kind: fc.constant('drop' as const), at: fc.nat() }),
-    fc.record({ kind: fc.constantFrom('mark' as const, 'unmark' as const), at: fc.nat() }),
+    fc.record({ kind: fc.constantFrom('mark' as const, 'unmark' as const, 'rename' as const), at: fc.nat() }),
     fc.record({
       kind: fc.constant('type' as const),
       at: fc.nat(),
@@ -165,6 +165,8 @@ describe('what is derived from a document', () => {
     if (o.kind === 'drop') blocks.delete(o.at % n, 1);
     else if (o.kind === 'mark') map.set('deleted', true);
     else if (o.kind === 'unmark') map.delete('deleted');
+    // A block's id changes only when a malformed one is mended; its digest entry changes with it.
+    else if (o.kind === 'rename') map.set('id', `blk_renamed_${o.at}`);
     else if (o.kind === 'type') text.insert(o.offset % (text.length + 1), o.text);
     else if (o.kind === 'erase' && text.length > 0) text.delete(o.offset % text.length, 1);
   }

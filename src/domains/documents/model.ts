@@ -1,7 +1,8 @@
 import * as Y from 'yjs';
-import { allInfos, derivedOf, settled, stringOf, type BlockInfo } from './block-index.ts';
+import { allInfos, derivedOf, settled, type BlockInfo } from './block-index.ts';
+import { derivation, rederive } from './derivation.ts';
 import { blockArray, isDeleted, newBlock, type BlockMap } from './blocks.ts';
-import { EMPTY_DIGEST, entryOf } from './digest.ts';
+import { EMPTY_DIGEST } from './digest.ts';
 import { splitBlocks } from './text.ts';
 
 // The document model: blocks (blocks.ts), what is derived from them and kept up to date
@@ -32,22 +33,19 @@ export function projection(doc: Y.Doc): string {
  */
 function derive(doc: Y.Doc): { projection: string; entries: string[] } {
   const cached = derivedOf(doc);
-  if (cached.projection !== undefined && cached.entries !== undefined && settled(doc)) {
+  const keep = settled(doc);
+  if (cached.projection !== undefined && cached.entries !== undefined && keep) {
     return { projection: cached.projection, entries: cached.entries };
   }
-  const texts: string[] = [];
-  const entries: string[] = [];
-  for (const info of allInfos(doc)) {
-    if (info.deleted) continue;
-    texts.push(stringOf(info));
-    entries.push(entryOf(info));
+  // Within a transaction the blocks are read afresh, and nothing made then is kept.
+  const all = allInfos(doc);
+  const made = keep && cached.last ? rederive(cached.last, all) : derivation(all);
+  if (keep) {
+    cached.last = made;
+    cached.projection = made.projection;
+    cached.entries = made.entries;
   }
-  const projection = texts.join('');
-  if (settled(doc)) {
-    cached.projection = projection;
-    cached.entries = entries;
-  }
-  return { projection, entries };
+  return made;
 }
 
 /** The text of the last live block with any text: where the document ends; null when none has. */
