@@ -1,7 +1,7 @@
 import { log as logger } from '../../observability/log.ts';
 import type { Transaction } from 'kysely';
 import { newId } from '../../ids.ts';
-import { compiled } from '../../storage/compiled.ts';
+import { compiled, compiledRow } from '../../storage/compiled.ts';
 import { packText } from '../../storage/packed.ts';
 import type { Database } from '../../storage/schema.ts';
 import type { EventOrigin } from '../automations/events.ts';
@@ -74,19 +74,7 @@ export function persister(deps: Deps, log: DocLog, stored: (live: LiveDoc, marks
             .execute();
         }
         if (agentRow) {
-          // Its row may already be stored, without the result, by a store during the write.
-          await trx
-            .insertInto('checkpoints')
-            .values(agentRow)
-            .onConflict((oc) =>
-              oc.column('id').doUpdateSet((eb) => ({
-                result_version: eb.ref('excluded.result_version'),
-                result_blocks_json: eb.ref('excluded.result_blocks_json'),
-                kept_json: eb.ref('excluded.kept_json'),
-                changes_json: eb.ref('excluded.changes_json'),
-              })),
-            )
-            .execute();
+          await storeAgentRow(trx, agentRow);
         } else if (opts.reason === 'edit') {
           await trx
             .insertInto('checkpoints')
@@ -159,4 +147,41 @@ export function persister(deps: Deps, log: DocLog, stored: (live: LiveDoc, marks
 /** A document's text and version, moved together (compiled once: every store writes it). */
 const storeText = compiled((db, id: string, version: number, at: number, content: string) =>
   db.updateTable('artifacts').set({ version, updated_at: at, content }).where('id', '=', id),
+);
+
+/** Every column of a version row: what a write's own row sets (a column it leaves out is null). */
+const CHECKPOINT_COLUMNS = [
+  'id',
+  'artifact_id',
+  'doc_version',
+  'reason',
+  'label',
+  'pinned',
+  'author_id',
+  'instruction',
+  'content',
+  'kept_json',
+  'blocks_json',
+  'result_version',
+  'result_blocks_json',
+  'changes_json',
+  'created_at',
+] as const;
+
+/**
+ * A write's own version row, with what the write produced. The row may already be stored without
+ * the result, by a store during the write: then the result is added to it.
+ */
+const storeAgentRow = compiledRow(CHECKPOINT_COLUMNS, (db, row: VersionRow) =>
+  db
+    .insertInto('checkpoints')
+    .values(row)
+    .onConflict((oc) =>
+      oc.column('id').doUpdateSet((eb) => ({
+        result_version: eb.ref('excluded.result_version'),
+        result_blocks_json: eb.ref('excluded.result_blocks_json'),
+        kept_json: eb.ref('excluded.kept_json'),
+        changes_json: eb.ref('excluded.changes_json'),
+      })),
+    ),
 );
