@@ -28,6 +28,7 @@ import * as m022 from './migrations/022_sharing.ts';
 import * as m023 from './migrations/023_workspace_models.ts';
 import * as m024 from './migrations/024_draft_runs.ts';
 import * as m025 from './migrations/025_describe_requests.ts';
+import * as m026 from './migrations/026_doc_state_freshness.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -85,6 +86,7 @@ const migrations: [string, Migration][] = [
   ['023_workspace_models', m023],
   ['024_draft_runs', m024],
   ['025_describe_requests', m025],
+  ['026_doc_state_freshness', m026],
 ];
 
 export async function openStorage(options: StorageOptions): Promise<Storage> {
