@@ -54,6 +54,28 @@ export async function land(
   // had to cut.
   const last = checked.mode === 'append' && content !== '' ? lastNonEmptyText(live.doc) : null;
 
+  const pieces = splitBlocks(content);
+  let anchor: BlockMap | null | undefined = target.after;
+  let written = '';
+  const blocks = blockArray(live.doc);
+  /** Where the next step goes: after the anchor (read outside a change, from the kept block list). */
+  const next = () => (anchor === undefined ? -1 : anchor === null ? 0 : positionOf(live.doc, anchor) + 1);
+  /** Puts in the step of new blocks starting at piece `i` at `at` (-1: at the end). */
+  const put = (i: number, at: number) => {
+    const step = pieces.slice(i, i + BLOCKS_PER_STEP);
+    const maps = step.map(newBlock);
+    blocks.insert(at < 0 ? blocks.length : at, maps);
+    added.push(...maps);
+    anchor = maps.at(-1)!;
+    written += step.join('');
+    return maps;
+  };
+
+  // The blocks it replaces go and its first step lands in one change: what people see, and what
+  // is stored, is the section swapped at once.
+  let first: BlockMap[] = [];
+  // Marking blocks deleted moves none: the first step's place is the same before and after.
+  const firstAt = pieces.length > 0 ? next() : -1;
   live.doc.transact(() => {
     for (const { map, text } of target.blocks) {
       if (!present(live, map)) continue;
@@ -70,29 +92,21 @@ export async function land(
       if (map?.get('continues') === true) map.delete('continues');
       else if (!last.toString().endsWith('\n')) last.insert(last.length, '\n');
     }
+    if (pieces.length > 0) first = put(0, firstAt);
   }, origin);
+  if (first.length > 0) show(first.map((m) => m.get('id') as string));
 
-  const pieces = splitBlocks(content);
-  let anchor: BlockMap | null | undefined = target.after;
-  let written = '';
-  for (let i = 0; i < pieces.length; i += BLOCKS_PER_STEP) {
-    if (i > 0) {
-      await new Promise((resolve) => setImmediate(resolve));
-      // A person removed what this write was adding to: stop, and say not to add it again.
-      if (anchor && !present(live, anchor) && !removed.has(anchor)) {
-        stop = 'anchor_gone';
-        break;
-      }
+  for (let i = BLOCKS_PER_STEP; i < pieces.length; i += BLOCKS_PER_STEP) {
+    await new Promise((resolve) => setImmediate(resolve));
+    // A person removed what this write was adding to: stop, and say not to add it again.
+    if (anchor && !present(live, anchor) && !removed.has(anchor)) {
+      stop = 'anchor_gone';
+      break;
     }
-    const step = pieces.slice(i, i + BLOCKS_PER_STEP);
-    const maps = step.map(newBlock);
-    const blocks = blockArray(live.doc);
-    const at = anchor === undefined ? blocks.length : anchor === null ? 0 : positionOf(live.doc, anchor) + 1;
-    live.doc.transact(() => blocks.insert(at < 0 ? blocks.length : at, maps), origin);
+    const at = next();
+    let maps: BlockMap[] = [];
+    live.doc.transact(() => (maps = put(i, at)), origin);
     show(maps.map((m) => m.get('id') as string));
-    added.push(...maps);
-    anchor = maps.at(-1)!;
-    written += step.join('');
   }
   // A write cut inside a line marks its last block, so the append that follows continues the line.
   if (stop === 'cap' && !written.endsWith('\n') && anchor) {
