@@ -58,21 +58,26 @@ for (const db of DATABASES) {
       return s.blocks_changed_since;
     }
 
-    it('stores a write’s digest as the blocks it changed, at most 16 changes from a whole one', async () => {
-      const { id, version } = await createDocument(ada, {
+    /** A document of 60 paragraphs, one block each, then `appends` agent appends of one block each. */
+    async function longDocument(appends: number): Promise<{ id: string; version: number }> {
+      const made = await createDocument(ada, {
         title: 'Long',
         scope: 'org',
         content_markdown: paragraphs(60),
       });
-      for (let i = 0; i < 20; i++) {
-        ok(
-          await ada.call('edit_document', {
-            document_id: id,
-            mode: 'append',
-            content_markdown: `added ${i}\n`,
-          }),
-        );
+      for (let i = 0; i < appends; i++) {
+        const r = await ada.call('edit_document', {
+          document_id: made.id,
+          mode: 'append',
+          content_markdown: `added ${i}\n`,
+        });
+        ok(r);
       }
+      return made;
+    }
+
+    it('stores a write’s digest as the blocks it changed, at most 16 changes from a whole one', async () => {
+      const { id, version } = await longDocument(20);
       const stored = await digests(id);
       const kinds = Array.from({ length: 21 }, (_, i) => stored.get(version + i) ?? 'none');
       assert.match(kinds[0]!, WHOLE, 'the create stores the whole digest');
@@ -89,20 +94,7 @@ for (const db of DATABASES) {
     });
 
     it('reads a version’s digest back through the stored changes, for every version', async () => {
-      const { id, version } = await createDocument(ada, {
-        title: 'Long',
-        scope: 'org',
-        content_markdown: paragraphs(60),
-      });
-      for (let i = 0; i < 20; i++) {
-        ok(
-          await ada.call('edit_document', {
-            document_id: id,
-            mode: 'append',
-            content_markdown: `added ${i}\n`,
-          }),
-        );
-      }
+      const { id, version } = await longDocument(20);
       // Each write added one block: from version v, the document is (v + 20 - expected) blocks on.
       for (let back = 1; back <= 20; back++) {
         assert.equal(await changedSince(id, version + 20 - back), back, `${back} writes back`);
@@ -110,12 +102,7 @@ for (const db of DATABASES) {
     });
 
     it('stores a person’s edits as a change too, and counts it with the agent’s', async () => {
-      const { id, version } = await createDocument(ada, {
-        title: 'Long',
-        scope: 'org',
-        content_markdown: paragraphs(60),
-      });
-      ok(await ada.call('edit_document', { document_id: id, mode: 'append', content_markdown: 'added\n' }));
+      const { id, version } = await longDocument(1);
       await personEdit(h, 'bob@acme.test', id, (doc) => textIn(doc, 'para 0007').insert(0, 'Edited: '));
       await personEdit(h, 'bob@acme.test', id, (doc) => textIn(doc, 'para 0031').insert(0, 'Edited: '));
       assert.equal(await h.services.documents.store.flush(id), true, 'the person’s edits were stored');
@@ -130,20 +117,7 @@ for (const db of DATABASES) {
     });
 
     it('leaves out blocks_changed_since when a row the changes lead back through is gone', async () => {
-      const { id, version } = await createDocument(ada, {
-        title: 'Long',
-        scope: 'org',
-        content_markdown: paragraphs(60),
-      });
-      for (let i = 0; i < 4; i++) {
-        ok(
-          await ada.call('edit_document', {
-            document_id: id,
-            mode: 'append',
-            content_markdown: `added ${i}\n`,
-          }),
-        );
-      }
+      const { id, version } = await longDocument(4);
       // Pruning took the row of the second write: versions after it read their digest through it.
       await sql()
         .deleteFrom('checkpoints')
