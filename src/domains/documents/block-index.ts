@@ -41,6 +41,8 @@ interface Derived {
   stored?: string;
   /** The last projection made while settled, kept past changes: the next starts from it. */
   last?: Derivation;
+  /** Blocks changed or put in since `last` was made, while no block has left the array. */
+  touched: Set<BlockInfo> | undefined;
 }
 
 /**
@@ -82,7 +84,7 @@ function infoOf(infos: Map<BlockMap, BlockInfo>, map: BlockMap): BlockInfo {
 export function derivedOf(doc: Y.Doc): Derived {
   const known = derived.get(doc);
   if (known) return known;
-  const cached: Derived = { infos: new Map() };
+  const cached: Derived = { infos: new Map(), touched: undefined };
   const { infos } = cached;
   derived.set(doc, cached);
   blockArray(doc).observe((event) => {
@@ -90,11 +92,11 @@ export function derivedOf(doc: Y.Doc): Derived {
     if (!all) return;
     let inStep = false;
     try {
-      inStep = followChanges(all, infos, event.target, event.transaction);
+      inStep = followChanges(all, infos, event.target, event.transaction, cached);
     } catch {
       // Read afresh below.
     }
-    if (!inStep) cached.all = undefined;
+    if (!inStep) cached.all = cached.touched = undefined;
   });
   doc.on('afterTransaction', (tr: Y.Transaction) => {
     cached.projection = cached.digest = cached.entries = cached.stored = undefined;
@@ -110,6 +112,7 @@ export function derivedOf(doc: Y.Doc): Derived {
       }
       info.string = info.entry = undefined;
       info.rev++;
+      cached.touched?.add(info);
     }
   });
   return cached;
@@ -124,6 +127,7 @@ function followChanges(
   infos: Map<BlockMap, BlockInfo>,
   array: Y.Array<BlockMap>,
   tr: Y.Transaction,
+  cached: Derived,
 ): boolean {
   const clients = tr.doc.store.clients;
   const isNew = (item: Y.Item) => item.id.clock >= (tr.beforeState.get(item.id.client) ?? 0);
@@ -146,6 +150,7 @@ function followChanges(
         const at = info ? all.indexOf(info) : -1;
         if (at < 0) inStep = false;
         else all.splice(at, 1);
+        cached.touched = undefined;
       }
     }
   });
@@ -164,7 +169,11 @@ function followChanges(
       const leftInfo = left ? infos.get((left.content as Y.ContentType).type as BlockMap) : undefined;
       const at = left ? (leftInfo ? all.lastIndexOf(leftInfo) : -1) + 1 : 0;
       if (left && at === 0) inStep = false;
-      else all.splice(at, 0, infoOf(infos, (struct.content as Y.ContentType).type as BlockMap));
+      else {
+        const info = infoOf(infos, (struct.content as Y.ContentType).type as BlockMap);
+        all.splice(at, 0, info);
+        cached.touched?.add(info);
+      }
       placed.add(struct);
     }
   });

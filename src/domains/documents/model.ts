@@ -39,9 +39,11 @@ function derive(doc: Y.Doc): { projection: string; entries: string[] } {
   }
   // Within a transaction the blocks are read afresh, and nothing made then is kept.
   const all = allInfos(doc);
-  const made = keep && cached.last ? rederive(cached.last, all) : derivation(all);
+  const made = keep && cached.last ? rederive(cached.last, all, cached.touched) : derivation(all);
   if (keep) {
     cached.last = made;
+    // What changes from here on, while no block leaves the array (block-index.ts keeps it).
+    cached.touched = new Set();
     cached.projection = made.projection;
     cached.entries = made.entries;
   }
