@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { sql, type Kysely } from 'kysely';
-import { compiled, compiledRow } from '../src/storage/compiled.ts';
+import { compiled, compiledRow, compiledRows } from '../src/storage/compiled.ts';
 import { dropPgSchema, openStorage, type Storage } from '../src/storage/db.ts';
 import type { Db } from '../src/storage/schema.ts';
 import { PG_URL } from './support/databases.ts';
@@ -30,6 +30,13 @@ const addProbe = compiledRow(['id', 'label', 'note'], (db, row: Probe['probe']) 
     .insertInto('probe')
     .values(row)
     .onConflict((oc) => oc.column('id').doNothing()),
+);
+
+const putProbes = compiledRows(['id', 'label', 'note'], 3, (db, rows: Probe['probe'][]) =>
+  probe(db)
+    .insertInto('probe')
+    .values(rows)
+    .onConflict((oc) => oc.column('id').doUpdateSet((eb) => ({ note: eb.ref('excluded.note') }))),
 );
 
 const plain = async (result: Promise<{ rows: object[] }>) => (await result).rows.map((r) => ({ ...r }));
@@ -105,6 +112,29 @@ for (const database of databases) {
         /roll back/,
       );
       assert.deepEqual(await plain(byLabel(storage.db, 'tx', 0)), []);
+    });
+
+    it('sends several rows in one statement, whatever their number up to its most', async () => {
+      await putProbes(storage.db, [{ id: 20, label: 'rows', note: 'one' }]);
+      await putProbes(storage.db, [
+        { id: 21, label: 'rows', note: 'two' },
+        { id: 20, label: 'rows', note: 'one again' },
+      ]);
+      await putProbes(storage.db, [
+        { id: 22, label: 'rows', note: 'three' },
+        { id: 23, label: 'rows', note: 'four' },
+        { id: 21, label: 'rows', note: 'two again' },
+      ]);
+      assert.deepEqual(await plain(byLabel(storage.db, 'rows', 0)), [
+        { id: 20, note: 'one again' },
+        { id: 21, note: 'two again' },
+        { id: 22, note: 'three' },
+        { id: 23, note: 'four' },
+      ]);
+      assert.throws(() => putProbes(storage.db, []), /takes 1 to 3 rows, not 0/);
+      const four = Array.from({ length: 4 }, (_, i) => ({ id: 30 + i, label: 'many', note: 'n' }));
+      assert.throws(() => putProbes(storage.db, four), /takes 1 to 3 rows, not 4/);
+      assert.deepEqual(await plain(byLabel(storage.db, 'many', 0)), []);
     });
 
     it('refuses a statement that changes a value or leaves one out, on its first call', async () => {

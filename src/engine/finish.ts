@@ -4,10 +4,18 @@ import { cancelPendingApprovals } from '../domains/automations/approvals.ts';
 import { TERMINAL_RUN } from '../domains/automations/runs.ts';
 import { endHeldJobs, endJob, wake } from '../queue/jobs.ts';
 import { notify } from '../domains/activity/notify.ts';
+import { compiledRow } from '../storage/compiled.ts';
 import type { Db } from '../storage/schema.ts';
 import type { Dialect } from '../storage/db.ts';
 import { perTurn } from './per-turn.ts';
-import { LeaseLost, storeNodesOfHeldRuns, type NodeStore, type RunState } from './run-state.ts';
+import {
+  LeaseLost,
+  storeNodes,
+  storeNodesOfHeldRuns,
+  type NodeStore,
+  type RunRow,
+  type RunState,
+} from './run-state.ts';
 import { postSession } from './steps/context.ts';
 import type { NodeRow } from './walker.ts';
 
@@ -39,11 +47,12 @@ const waitsForPeople = (plan: FlowPlan) =>
 
 /**
  * Ending runs. A run that ends quietly (it succeeded, nothing waits on it or for it, nobody is
- * told) ends on Postgres in one statement; every other end is a transaction that also cancels
- * its approvals, wakes its parent, counts failures and tells who asked to hear.
+ * told) ends together with the runs ending in the same turn (see `quietEnds`); every other end is
+ * a transaction that also cancels its approvals, wakes its parent, counts failures and tells who
+ * asked to hear.
  */
 export function runFinisher({ db, dialect, store, workerId }: FinishEnv) {
-  const endQuietly = quietEnds(db, workerId);
+  const endQuietly = quietEnds(db, dialect, workerId);
   /** Ends the run: its state, its job, its waiting approvals, its parent, and who hears of it. */
   return async function finishRun(state: RunState, plan: FlowPlan, status: RunEnd, error?: string) {
     const { run, automation } = state;
@@ -62,7 +71,7 @@ export function runFinisher({ db, dialect, store, workerId }: FinishEnv) {
       !waits &&
       !run.parent_run_id &&
       (run.dry_run !== 0 || (automation.consecutive_failures === 0 && automation.notify !== 'everyRun'));
-    if (quiet && dialect === 'postgres') {
+    if (quiet) {
       await store.storing(state, (rows) => endQuietly({ runId: run.id, rows, ...ended }));
       return;
     }
@@ -70,13 +79,8 @@ export function runFinisher({ db, dialect, store, workerId }: FinishEnv) {
       // Letting go of the run's job is the lease check: a worker that lost the run writes nothing.
       if (!(await endJob(trx, run.id, workerId))) throw new LeaseLost(`run ${run.id} is no longer held`);
       await store.flush(trx, state, true);
-      const updated = await trx
-        .updateTable('runs')
-        .set(ended)
-        .where('id', '=', run.id)
-        .where('status', 'not in', [...TERMINAL_RUN])
-        .executeTakeFirst();
-      if (Number(updated.numUpdatedRows) === 0) return;
+      const updated = await endRun(trx, { id: run.id, ...ended });
+      if (Number(updated.numAffectedRows) === 0) return;
       // Waiting steps of a run that ended no longer wait.
       if (waits) await cancelPendingApprovals(trx, run.id);
       if (run.parent_run_id) await wake(trx, run.parent_run_id);
@@ -129,14 +133,48 @@ const RUN_ENDS: Record<string, string> = {
   cancelled: 'was cancelled',
 };
 
+/** Ends a run that has not ended yet (compiled once: every run that does not end quietly). */
+const endRun = compiledRow(
+  ['id', 'status', 'started_at', 'finished_at', 'updated_at', 'error', 'output_json'],
+  (
+    db,
+    {
+      id,
+      ...ended
+    }: Pick<RunRow, 'id' | 'status' | 'started_at' | 'finished_at' | 'updated_at' | 'error' | 'output_json'>,
+  ) =>
+    db
+      .updateTable('runs')
+      .set(ended)
+      .where('id', '=', id)
+      .where('status', 'not in', [...TERMINAL_RUN]),
+);
+
 /**
- * Quiet ends on Postgres: one statement lets go of each run's job (the lease check), stores its
- * last node states and ends it; nothing is written for a run whose job is not this worker's. A
- * statement is its own transaction, so this is as durable as the transaction it replaces. Ends
- * asked for in the same turn of the event loop (runs finishing together) are one statement.
+ * Quiet ends: each lets go of its run's job (the lease check), stores the run's last node states
+ * and ends it; nothing is written for a run whose job is not this worker's. Ends asked for in the
+ * same turn of the event loop (runs finishing together) are one transaction on SQLite and one
+ * statement on Postgres (a statement is its own transaction, as durable as the one it replaces).
  */
-function quietEnds(db: Db, workerId: string) {
+function quietEnds(db: Db, dialect: Dialect, workerId: string) {
   const terminal = sql.join([...TERMINAL_RUN].map((s) => sql.lit(s)));
+  const lost = (end: QuietEnd) => new LeaseLost(`run ${end.runId} is no longer held`);
+  if (dialect !== 'postgres')
+    return perTurn((batch: QuietEnd[]) =>
+      db.transaction().execute(async (trx) => {
+        const answers: (undefined | LeaseLost)[] = [];
+        for (const { runId, rows, ...ended } of batch) {
+          if (!(await endJob(trx, runId, workerId))) {
+            answers.push(lost({ runId, rows, ...ended }));
+            continue;
+          }
+          await storeNodes(trx, rows);
+          await endRun(trx, { id: runId, ...ended, error: null });
+          answers.push(undefined);
+        }
+        return answers;
+      }),
+    );
   return perTurn(async (batch: QuietEnd[]): Promise<(undefined | LeaseLost)[]> => {
     const ends = batch.map(({ rows: _rows, ...end }) => ({ run_id: end.runId, ...end }));
     const rows = batch.flatMap((end) => end.rows);
@@ -161,8 +199,6 @@ function quietEnds(db: Db, workerId: string) {
       )
       select run_id from held`.execute(db);
     const held = new Set(result.rows.map((r) => r.run_id));
-    return batch.map((end) =>
-      held.has(end.runId) ? undefined : new LeaseLost(`run ${end.runId} is no longer held`),
-    );
+    return batch.map((end) => (held.has(end.runId) ? undefined : lost(end)));
   });
 }

@@ -1,3 +1,4 @@
+import { compiled } from '../storage/compiled.ts';
 import type { Db } from '../storage/schema.ts';
 import type { AutomationRow, RunRow } from './run-state.ts';
 
@@ -43,15 +44,18 @@ export const automationColumns = () => AUTOMATION_COLUMNS.map((c) => `a.${c} as 
 
 /** A run and its automation, read together (a worker reads them before each step that waits). */
 export async function runWithAutomation(db: Db, runId: string): Promise<LiveRun | undefined> {
-  const row = (await db
+  const [row] = (await selectLive(db, runId)).rows as Record<string, unknown>[];
+  return row && splitLive(row);
+}
+
+const selectLive = compiled((db, runId: string) =>
+  db
     .selectFrom('runs')
     .leftJoin('automations as a', 'a.id', 'runs.automation_id')
     .selectAll('runs')
     .select(automationColumns())
-    .where('runs.id', '=', runId)
-    .executeTakeFirst()) as Record<string, unknown> | undefined;
-  return row && splitLive(row);
-}
+    .where('runs.id', '=', runId),
+);
 
 /**
  * What a dry run of a never-published draft runs as in place of an automation: enabled, telling

@@ -3,6 +3,7 @@ import type { Db, AutomationTable, RunTable } from '../storage/schema.ts';
 import type { Actor } from '../domains/workspace/actor.ts';
 import { LimitError } from '../errors.ts';
 import { renewLease } from '../queue/jobs.ts';
+import { compiledRows } from '../storage/compiled.ts';
 import { storedOutput, type RunLimits } from './limits.ts';
 import { knownOutput, type NodeRow } from './walker.ts';
 
@@ -57,6 +58,9 @@ const NODE_STATE_TYPES = {
 } as const;
 const NODE_STATE = Object.keys(NODE_STATE_TYPES) as (keyof typeof NODE_STATE_TYPES)[];
 const NODE_COLUMNS = { ...NODE_KEY, ...NODE_STATE_TYPES };
+// A column added to run_nodes and not listed above fails the type check here.
+const everyNodeColumn: Exclude<keyof NodeRow, keyof typeof NODE_COLUMNS> extends never ? true : never = true;
+void everyNodeColumn;
 
 /**
  * On Postgres, the statement (for a common table expression) that stores `rows` of the runs
@@ -72,6 +76,29 @@ export function storeNodesOfHeldRuns(rows: NodeRow[], held: RawBuilder<unknown>)
         where n.run_id in (${held})
         on conflict (run_id, node_key) do update set
           ${sql.raw(NODE_STATE.map((c) => `${c} = excluded.${c}`).join(', '))}`;
+}
+
+const NODE_ROWS_A_STATEMENT = 200;
+
+/** Stores node rows (new or changed) in one statement, compiled once per number of rows. */
+const upsertNodes = compiledRows(
+  Object.keys(NODE_COLUMNS) as (keyof NodeRow & keyof typeof NODE_COLUMNS)[],
+  NODE_ROWS_A_STATEMENT,
+  (db, rows: NodeRow[]) =>
+    db
+      .insertInto('run_nodes')
+      .values(rows)
+      .onConflict((oc) =>
+        oc
+          .columns(['run_id', 'node_key'])
+          .doUpdateSet((eb) => Object.fromEntries(NODE_STATE.map((c) => [c, eb.ref(`excluded.${c}`)]))),
+      ),
+);
+
+/** Stores node rows (new or changed) in `trx`; the caller checked the run's lease in it. */
+export async function storeNodes(trx: Db, rows: NodeRow[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += NODE_ROWS_A_STATEMENT)
+    await upsertNodes(trx, rows.slice(i, i + NODE_ROWS_A_STATEMENT));
 }
 
 const BASE = {
@@ -123,18 +150,7 @@ export function nodeStore({ workerId, leaseMs, limits }: NodeStoreOptions) {
         state.run.id,
         rows.some((r) => r.status !== 'running'),
       );
-    if (rows.length === 0) return;
-    for (let i = 0; i < rows.length; i += 200) {
-      await trx
-        .insertInto('run_nodes')
-        .values(rows.slice(i, i + 200))
-        .onConflict((oc) =>
-          oc
-            .columns(['run_id', 'node_key'])
-            .doUpdateSet((eb) => Object.fromEntries(NODE_STATE.map((c) => [c, eb.ref(`excluded.${c}`)]))),
-        )
-        .execute();
-    }
+    await storeNodes(trx, rows);
   }
 
   /** Takes the staged rows out, to be stored now (put back if storing them fails). */

@@ -1,6 +1,6 @@
 import { sql, type ExpressionBuilder, type QueryCreator, type RawBuilder } from 'kysely';
 import { compiled } from '../storage/compiled.ts';
-import type { Dialect } from '../storage/db.ts';
+import { onPostgres, type Dialect } from '../storage/db.ts';
 import type { Database, Db } from '../storage/schema.ts';
 
 /**
@@ -99,6 +99,10 @@ export async function claimDue(
   mine: readonly string[],
 ): Promise<{ run_id: string; claims: number; available_at: number }[]> {
   const now = Date.now();
+  if (only === undefined && mine.length === 0) {
+    const claimed = await claimAnyDue(db, now, holder.workerId, now + holder.leaseMs, limit);
+    return claimed.rows;
+  }
   const free = freeAt(now, only, mine);
   return db
     .updateTable('jobs')
@@ -111,6 +115,20 @@ export async function claimDue(
     .returning(['run_id', 'claims', 'available_at'])
     .execute();
 }
+
+/** `claimDue`'s most common statement (any due run), compiled once. */
+const claimAnyDue = compiled((db, now: number, workerId: string, lockedUntil: number, limit: number) => {
+  const free = freeAt(now, undefined, []);
+  return db
+    .updateTable('jobs')
+    .set((eb) => ({ locked_by: workerId, locked_until: lockedUntil, claims: eb('claims', '+', 1) }))
+    .where('run_id', 'in', (eb) => {
+      const due = eb.selectFrom('jobs').select('run_id').where(free).orderBy('available_at').limit(limit);
+      return onPostgres(db) ? due.forUpdate().skipLocked() : due;
+    })
+    .where(free)
+    .returning(['run_id', 'claims', 'available_at']);
+});
 
 /** The claim of runs `runIds` that are due and free, for a statement that also reads the runs. */
 export function claimJobs(
@@ -199,13 +217,12 @@ export async function letGo(
 
 /** Removes the job of a run that ends, if `workerId` still holds it (the ending's lease check). */
 export async function endJob(trx: Db, runId: string, workerId: string): Promise<boolean> {
-  const held = await trx
-    .deleteFrom('jobs')
-    .where('run_id', '=', runId)
-    .where('locked_by', '=', workerId)
-    .executeTakeFirst();
-  return Number(held.numDeletedRows) === 1;
+  return Number((await deleteHeld(trx, runId, workerId)).numAffectedRows) === 1;
 }
+
+const deleteHeld = compiled((db, runId: string, workerId: string) =>
+  db.deleteFrom('jobs').where('run_id', '=', runId).where('locked_by', '=', workerId),
+);
 
 /**
  * On Postgres, the statement (for a common table expression) that removes the jobs of the runs

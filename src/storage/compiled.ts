@@ -46,6 +46,42 @@ export function compiledRow<V extends object, R>(
     );
 }
 
+/**
+ * As `compiledRow`, for a statement that takes several rows (a multi-row insert): compiled once
+ * per number of rows, up to `most` rows a call.
+ */
+export function compiledRows<V extends object, R>(
+  names: readonly (keyof V & string)[],
+  most: number,
+  build: (db: Db, rows: V[]) => Compilable<R>,
+): (db: Db, rows: readonly V[]) => Promise<QueryResult<R>> {
+  const senders = new Map<number, ReturnType<typeof sender<R>>>();
+  const senderFor = (n: number) => {
+    let send = senders.get(n);
+    if (!send) {
+      send = sender(n * names.length, (db, standIns) =>
+        build(
+          db,
+          Array.from(
+            { length: n },
+            (_, r) => Object.fromEntries(names.map((name, i) => [name, standIns[r * names.length + i]])) as V,
+          ),
+        ),
+      );
+      senders.set(n, send);
+    }
+    return send;
+  };
+  return (db, rows) => {
+    if (rows.length === 0 || rows.length > most)
+      throw new Error(`a compiled statement takes 1 to ${most} rows, not ${rows.length}`);
+    return senderFor(rows.length)(
+      db,
+      rows.flatMap((row) => names.map((name) => row[name])),
+    );
+  };
+}
+
 function sender<R>(count: number, build: (db: Db, standIns: string[]) => Compilable<R>) {
   const templates = new Map<boolean, Template>();
   const template = (db: Db): Template => {
