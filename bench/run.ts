@@ -65,23 +65,26 @@ async function pairedLatencies(a: Call, b: Call, n: number, rounds = 20): Promis
 /** Calls per second of two sets of clients, in alternating one-second windows. */
 async function pairedThroughput(a: Call[], b: Call[], seconds: number): Promise<[number, number]> {
   const done = [0, 0];
-  const rounds = Math.max(2, Math.round(seconds));
+  // An even number of rounds, so each server goes first as often as the other.
+  const rounds = Math.max(2, 2 * Math.round(seconds / 2));
   const window = (seconds * 1000) / rounds;
-  for (let r = 0; r < rounds; r++) {
-    const order: (0 | 1)[] = r % 2 === 0 ? [0, 1] : [1, 0];
-    for (const which of order) {
-      const end = performance.now() + window;
-      await Promise.all(
-        (which === 0 ? a : b).map(async (call) => {
-          while (performance.now() < end) {
-            await call();
-            done[which]!++;
-          }
-        }),
-      );
-    }
-  }
-  return [done[0]! / seconds, done[1]! / seconds];
+  const during = async (which: 0 | 1, ms: number, count: boolean) => {
+    const end = performance.now() + ms;
+    await Promise.all(
+      (which === 0 ? a : b).map(async (call) => {
+        while (performance.now() < end) {
+          await call();
+          if (count) done[which]!++;
+        }
+      }),
+    );
+  };
+  // One untimed window each first: new clients' first calls are not what the servers sustain.
+  for (const which of [0, 1] as const) await during(which, window, false);
+  for (let r = 0; r < rounds; r++)
+    for (const which of r % 2 === 0 ? ([0, 1] as const) : ([1, 0] as const))
+      await during(which, window, true);
+  return [done[0]! / ((window * rounds) / 1000), done[1]! / ((window * rounds) / 1000)];
 }
 
 async function client(url: string, token?: string) {
