@@ -3,7 +3,8 @@
  * chain over HTTP, each with its next call as soon as the last one answers, until every run has
  * finished. Embedded (SQLite, the engine in this process beside the server) and on Postgres with
  * one `tandem worker` process; the engine alone (the same runs queued through the domain) is
- * measured in the same run for comparison. Both servers answer 1,000 calls before any is timed.
+ * measured in the same run for comparison. Both servers answer 1,000 calls before any is timed,
+ * and on Postgres the tables are vacuumed before each measured part.
  * "Both costs paid" is what a run that costs a bare SDK call plus its run alone could reach on
  * this machine's shared cores: 1 / (1/ceiling + 1/alone).
  *
@@ -149,6 +150,9 @@ async function measure(
     LOG_LEVEL: 'error',
   });
   const server = await startServer(config, services);
+  // On Postgres each measured part starts from vacuumed tables, as in bench/engine.ts (this
+  // machine's Postgres runs without autovacuum, and a queue's dead rows raise its cost per run).
+  const vacuum = async () => void (await services.storage.pool?.query('vacuum analyze'));
   let total = 0;
   const all = () => until(async () => (await finished(services)) >= total);
   const calls = await callers(`${config.publicUrl}/mcp`, token, {
@@ -160,11 +164,13 @@ async function measure(
     total += WARM_UP;
     await calls.make(WARM_UP);
     await all();
+    await vacuum();
     let t = performance.now();
     total += RUNS;
     await calls.make(RUNS);
     await all();
     const mcp = RUNS / ((performance.now() - t) / 1000);
+    await vacuum();
     t = performance.now();
     total += RUNS;
     await queue(services, actor, automationId, RUNS);
