@@ -239,6 +239,34 @@ for (const db of DATABASES) {
         assert.equal((listed.runs as RunInfo[]).length, 1, 'the refused runs were not stored');
       });
 
+      it('answers runs asked for together each on its own: a refusal queues nothing and stops no other', async () => {
+        const mine = await publish(ada, readPlan('Ada reads'));
+        const paused = await publish(ada, readPlan('Ada waits'), { enabled: false });
+        const bobs = await publish(bob, readPlan('Bob reads too'));
+        const runOf = (automation_id: string) => h.services.automations.run(adaActor, { automation_id });
+        // Asked in the same turn, as calls that arrive together are: queued in one transaction.
+        const [ran, forbidden, waits, again] = await Promise.allSettled([
+          runOf(mine.automation_id),
+          runOf(bobs.automation_id),
+          runOf(paused.automation_id),
+          runOf(mine.automation_id),
+        ]);
+        assert.equal(ran.status, 'fulfilled');
+        assert.equal(again.status, 'fulfilled');
+        const ids = [ran, again].map((r) => (r as PromiseFulfilledResult<{ run_id: string }>).value.run_id);
+        assert.notEqual(ids[0], ids[1]);
+        assert.match(String((forbidden as PromiseRejectedResult).reason), /Only its creator can change/);
+        assert.match(
+          String((waits as PromiseRejectedResult).reason),
+          /Enable the automation before running it/,
+        );
+        assert.deepEqual((await runsOf(mine.automation_id)).map((r) => r.id).sort(), [...ids].sort());
+        assert.deepEqual(await runsOf(bobs.automation_id), []);
+        assert.deepEqual(await runsOf(paused.automation_id), []);
+        await engine.drain();
+        for (const id of ids) assert.equal((await readRun(ada, mine, id)).status, 'succeeded');
+      });
+
       it('lets only the creator run a personal automation and only admins a workspace one', async () => {
         const bobs = await publish(bob, readPlan('Bob reads'));
         refused(

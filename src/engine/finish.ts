@@ -7,7 +7,7 @@ import { notify } from '../domains/activity/notify.ts';
 import { compiledRow } from '../storage/compiled.ts';
 import type { Db } from '../storage/schema.ts';
 import type { Dialect } from '../storage/db.ts';
-import { perTurn } from './per-turn.ts';
+import { perTurn } from '../per-turn.ts';
 import {
   LeaseLost,
   storeNodes,

@@ -5,7 +5,7 @@ import type { Dialect } from '../storage/db.ts';
 import type { Database } from '../storage/schema.ts';
 import type { Advancer, Claim } from './advance.ts';
 import { automationColumns, splitLive } from './live-run.ts';
-import { perTurn } from './per-turn.ts';
+import { perTurn } from '../per-turn.ts';
 import { LeaseLost } from './run-state.ts';
 
 /** A run a worker took: its claim, and how many workers before it died running its steps. */

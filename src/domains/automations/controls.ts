@@ -1,3 +1,5 @@
+import type { Selectable } from 'kysely';
+import type { AutomationTable } from '../../storage/schema.ts';
 import { DomainError, invalid } from '../../errors.ts';
 import { automationFor, requireControl } from '../policies/automations.ts';
 import type { Actor } from '../workspace/actor.ts';
@@ -6,12 +8,58 @@ import type { AutomationsContext } from './context.ts';
 import { deliverEvent, duplicateDelivery, recordEvent, type IncomingEvent } from './events.ts';
 import { type Trigger, nextFireAt } from '../../flowplan/triggers.ts';
 import { wake } from '../../queue/jobs.ts';
-import { cancelDryRuns, queueRun } from './runs.ts';
+import { cancelDryRuns, queueRuns, type QueueRunInput } from './runs.ts';
+import { perTurn } from '../../per-turn.ts';
 import { postToSession } from './session.ts';
+
+type AutomationRow = Selectable<AutomationTable>;
+
+/** A call's `run`, as the turn's calls are queued together. */
+interface RunAsked {
+  actor: Actor;
+  automationId: unknown;
+  dryRun: boolean;
+}
 
 /** What starts, stops and goes on: events in, runs now, pausing and resuming. Each tells the engine. */
 export function automationControls(ctx: AutomationsContext) {
   const { db, urlOf, queued } = ctx;
+
+  /**
+   * Runs asked for in the same turn of the event loop (calls that arrived together) are queued in
+   * one transaction: each caller's rights are checked in it, one by one, and a refusal answers
+   * that call alone; the runs and their jobs are stored together.
+   */
+  const runTogether = perTurn(async (asked: RunAsked[]) =>
+    db.transaction().execute(async (trx) => {
+      const answers: (Error | { row: AutomationRow; runId: string })[] = [];
+      const inputs: QueueRunInput[] = [];
+      for (const { actor, automationId, dryRun } of asked) {
+        try {
+          const access = await automationFor(trx, actor, automationId);
+          requireControl(access);
+          const row = access.row;
+          if (!dryRun && row.enabled !== 1)
+            throw new DomainError('paused', 'Enable the automation before running it');
+          inputs.push({
+            automation: row,
+            versionId: row.live_version_id,
+            cause: dryRun ? 'dry_run' : 'manual',
+            dryRun,
+            payload: { manual: true, by: access.personName },
+            requestedBy: actor.personId,
+          });
+          answers.push({ row, runId: '' });
+        } catch (error) {
+          if (!(error instanceof DomainError)) throw error;
+          answers.push(error);
+        }
+      }
+      const runIds = await queueRuns(trx, inputs);
+      let next = 0;
+      return answers.map((a) => (a instanceof Error ? a : { row: a.row, runId: runIds[next++]! }));
+    }),
+  );
 
   return {
     /** Starts the automations of a workspace that an event matches; returns the runs queued. */
@@ -32,22 +80,7 @@ export function automationControls(ctx: AutomationsContext) {
     async run(actor: Actor, args: { automation_id?: unknown; dry_run?: unknown }) {
       if (args.automation_id === undefined) throw invalid('automation_id is required for run');
       const dryRun = optionalBoolean(args.dry_run, 'dry_run') ?? false;
-      const outcome = await db.transaction().execute(async (trx) => {
-        const access = await automationFor(trx, actor, args.automation_id);
-        requireControl(access);
-        const row = access.row;
-        if (!dryRun && row.enabled !== 1)
-          throw new DomainError('paused', 'Enable the automation before running it');
-        const runId = await queueRun(trx, {
-          automation: row,
-          versionId: row.live_version_id,
-          cause: dryRun ? 'dry_run' : 'manual',
-          dryRun,
-          payload: { manual: true, by: access.personName },
-          requestedBy: actor.personId,
-        });
-        return { row, runId };
-      });
+      const outcome = await runTogether({ actor, automationId: args.automation_id, dryRun });
       queued();
       return {
         action: 'run' as const,
