@@ -1,5 +1,5 @@
 import { sql, type ExpressionBuilder, type QueryCreator, type RawBuilder } from 'kysely';
-import { compiled } from '../storage/compiled.ts';
+import { compiled, compiledRows } from '../storage/compiled.ts';
 import { onPostgres, type Dialect } from '../storage/db.ts';
 import type { Database, Db } from '../storage/schema.ts';
 
@@ -24,8 +24,11 @@ export const dueJobs = (runIds: readonly string[], now: number) =>
 
 /** Adds a due job for each new run, in the transaction that inserts the runs. */
 export async function addJobs(trx: Db, runIds: readonly string[], now: number): Promise<void> {
-  if (runIds.length === 1) {
-    await addJob(trx, runIds[0]!, now);
+  if (runIds.length <= FEW_JOBS) {
+    await addFewJobs(
+      trx,
+      runIds.map((run_id) => ({ run_id, now })),
+    );
     return;
   }
   const jobs = dueJobs(runIds, now);
@@ -36,9 +39,11 @@ export async function addJobs(trx: Db, runIds: readonly string[], now: number): 
       .execute();
 }
 
-/** One run's job (compiled once: most runs are queued one at a time). */
-const addJob = compiled((db, runId: string, now: number) =>
-  db.insertInto('jobs').values(dueJobs([runId], now)),
+const FEW_JOBS = 16;
+
+/** The jobs of a few runs (compiled once per number: most runs are queued one or a few at a time). */
+const addFewJobs = compiledRows(['run_id', 'now'], FEW_JOBS, (db, few: { run_id: string; now: number }[]) =>
+  db.insertInto('jobs').values(few.flatMap(({ run_id, now }) => dueJobs([run_id], now))),
 );
 
 /** Makes a run's job due at `at` (creating the job when the run has none). */

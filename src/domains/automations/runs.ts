@@ -1,5 +1,5 @@
 import type { Insertable, Selectable } from 'kysely';
-import { compiledRow } from '../../storage/compiled.ts';
+import { compiledRows } from '../../storage/compiled.ts';
 import { newId } from '../../ids.ts';
 import type { AutomationTable, RunTable, Db } from '../../storage/schema.ts';
 import { addJobs, dropJobs, dueJobs } from '../../queue/jobs.ts';
@@ -95,8 +95,8 @@ export async function queueRuns(trx: Db, inputs: QueueRunInput[]): Promise<strin
     rerun_of: input.rerunOf ?? null,
   }));
   const ids = runs.map((r) => r.id);
-  if (runs.length === 1) {
-    await queueOne(trx, runs[0]!);
+  if (runs.length <= FEW) {
+    await queueFew(trx, runs);
     if (!onPostgres(trx)) await addJobs(trx, ids, now);
     return ids;
   }
@@ -114,12 +114,16 @@ export async function queueRuns(trx: Db, inputs: QueueRunInput[]): Promise<strin
   return ids;
 }
 
+/** Runs queued together most often (calls that arrived in the same turn): up to this many. */
+const FEW = 16;
+
 /**
- * One queued run (a call's `run`, an event's, a subflow's), compiled once: on Postgres with its
- * job in the same statement; on SQLite the job follows.
+ * A few queued runs (a call's `run` and those asked with it, an event's, a subflow's), compiled
+ * once per number of runs: on Postgres with their jobs in the same statement; on SQLite the jobs
+ * follow.
  */
-const queueOne = compiledRow(RUN_COLUMNS, (db, run: QueuedRun) =>
-  onPostgres(db) ? withTheirJobs(db, [run], run.queued_at) : db.insertInto('runs').values(run),
+const queueFew = compiledRows(RUN_COLUMNS, FEW, (db, few: QueuedRun[]) =>
+  onPostgres(db) ? withTheirJobs(db, few, few[0]!.queued_at) : db.insertInto('runs').values(few),
 );
 
 /** On Postgres, one statement (one round trip) that stores runs and a due job for each. */
