@@ -39,7 +39,7 @@ export async function queueRun(trx: Db, input: QueueRunInput): Promise<string> {
  */
 const rowsPerInsert = (row: object) => Math.min(1_000, Math.floor(30_000 / Object.keys(row).length));
 
-/** The columns a queued run sets: its row names each, and no other (see `queueOne`). */
+/** The columns a queued run sets: its row names each, and no other (see `queueFew`). */
 const RUN_COLUMNS = [
   'id',
   'workspace_id',
