@@ -104,7 +104,7 @@ describe('the MCP Inspector CLI connects through OAuth in Chromium', { skip: BRO
         // Chromium's redirect was held for the test and goes on to the Inspector's callback now,
         // unless the browser's own navigation reached it first (the Inspector then stops listening).
         await deliver(done.callback).then(
-          (res) => assert.equal(res.status, 200),
+          (res) => assert.equal(res?.status, 200),
           (error: unknown) =>
             assert.match(
               listing.stderr(),

@@ -125,10 +125,11 @@ describe('mcp-remote connects through OAuth in Chromium', { skip: BROWSER_SKIP }
         });
         // Chromium's redirect was held for the test; it goes on to mcp-remote's callback now
         // (which listens once it has asked; a quick answer may arrive before it does).
-        const res = await deliver(done.callback).catch((error: unknown) => {
+        const taken = () => remote.stderr().includes('Auth code received');
+        const res = await deliver(done.callback, taken).catch((error: unknown) => {
           throw new Error(`mcp-remote took no redirect (${String(error)}): ${remote.stderr()}`);
         });
-        assert.equal(res.status, 200, `mcp-remote took the code: ${remote.stderr()}`);
+        if (res) assert.equal(res.status, 200, `mcp-remote took the code: ${remote.stderr()}`);
         const init = await initialized;
         assert.ok(init.result, `initialized: ${JSON.stringify(init)} ${remote.stderr()}`);
         remote.notify('notifications/initialized');

@@ -164,14 +164,21 @@ export async function personAuthorizes(
 
 /**
  * Hands a redirect the browser was kept from following to the client's own callback server,
- * waiting (at most 10 s) for it to listen.
+ * waiting (at most 10 s) for it to listen. `taken` says whether the client has the code already
+ * (a navigation the page started by itself may reach the client past the route, and a client that
+ * took its code stops listening): then nothing is sent and the answer is undefined.
  */
-export async function deliver(callback: URL): Promise<Response> {
+export async function deliver(
+  callback: URL,
+  taken: () => boolean = () => false,
+): Promise<Response | undefined> {
   const end = Date.now() + 10_000;
   for (;;) {
+    if (taken()) return undefined;
     try {
       return await fetch(callback);
     } catch (error) {
+      if (taken()) return undefined;
       if (Date.now() > end) throw error;
       await new Promise((r) => setTimeout(r, 50));
     }
