@@ -42,7 +42,7 @@ export function runWorker({ db, dialect, workerId, leaseMs, crashes: maxCrashes,
   async function claimDue(limit: number, only?: string): Promise<Claimed[]> {
     // A run this worker is still working on is never taken again by it, even if a busy machine
     // let its lease run out: two advances of one run in one process would both hold the lease.
-    const claimed = await claimJobsDue(db, dialect, holder, limit, only, [...working]);
+    const claimed = await claimJobsDue(db, holder, limit, only, [...working]);
     return claimed.map((r) => ({ runId: r.run_id, availableAt: r.available_at, crashes: r.claims - 1 }));
   }
 

@@ -1,6 +1,6 @@
 import { sql, type ExpressionBuilder, type QueryCreator, type RawBuilder } from 'kysely';
 import { compiled, compiledRows } from '../storage/compiled.ts';
-import { onPostgres, type Dialect } from '../storage/db.ts';
+import { onPostgres } from '../storage/db.ts';
 import type { Database, Db } from '../storage/schema.ts';
 
 /**
@@ -85,11 +85,30 @@ export interface Holder {
 }
 
 /** A claim: the holder's lease from `now`, counted (a step that ends sets the count back). */
-const claimedAt = (holder: Holder, now: number) => (eb: ExpressionBuilder<Database, 'jobs'>) => ({
-  locked_by: holder.workerId,
-  locked_until: now + holder.leaseMs,
+const claimedBy = (workerId: string, lockedUntil: number) => (eb: ExpressionBuilder<Database, 'jobs'>) => ({
+  locked_by: workerId,
+  locked_until: lockedUntil,
   claims: eb('claims', '+', 1),
 });
+const claimedAt = (holder: Holder, now: number) => claimedBy(holder.workerId, now + holder.leaseMs);
+
+/** Claims at most `limit` due jobs that `free` admits, in one statement (skipping locked rows on Postgres). */
+const claimStatement = (
+  db: Db,
+  free: ReturnType<typeof freeAt>,
+  workerId: string,
+  lockedUntil: number,
+  limit: number,
+) =>
+  db
+    .updateTable('jobs')
+    .set(claimedBy(workerId, lockedUntil))
+    .where('run_id', 'in', (eb) => {
+      const due = eb.selectFrom('jobs').select('run_id').where(free).orderBy('available_at').limit(limit);
+      return onPostgres(db) ? due.forUpdate().skipLocked() : due;
+    })
+    .where(free)
+    .returning(['run_id', 'claims', 'available_at']);
 
 /**
  * Claims due jobs (at most `limit`, only run `only` if given, never those in `mine`) in one
@@ -97,7 +116,6 @@ const claimedAt = (holder: Holder, now: number) => (eb: ExpressionBuilder<Databa
  */
 export async function claimDue(
   db: Db,
-  dialect: Dialect,
   holder: Holder,
   limit: number,
   only: string | undefined,
@@ -108,32 +126,13 @@ export async function claimDue(
     const claimed = await claimAnyDue(db, now, holder.workerId, now + holder.leaseMs, limit);
     return claimed.rows;
   }
-  const free = freeAt(now, only, mine);
-  return db
-    .updateTable('jobs')
-    .set(claimedAt(holder, now))
-    .where('run_id', 'in', (eb) => {
-      const due = eb.selectFrom('jobs').select('run_id').where(free).orderBy('available_at').limit(limit);
-      return dialect === 'postgres' ? due.forUpdate().skipLocked() : due;
-    })
-    .where(free)
-    .returning(['run_id', 'claims', 'available_at'])
-    .execute();
+  return claimStatement(db, freeAt(now, only, mine), holder.workerId, now + holder.leaseMs, limit).execute();
 }
 
 /** `claimDue`'s most common statement (any due run), compiled once. */
-const claimAnyDue = compiled((db, now: number, workerId: string, lockedUntil: number, limit: number) => {
-  const free = freeAt(now, undefined, []);
-  return db
-    .updateTable('jobs')
-    .set((eb) => ({ locked_by: workerId, locked_until: lockedUntil, claims: eb('claims', '+', 1) }))
-    .where('run_id', 'in', (eb) => {
-      const due = eb.selectFrom('jobs').select('run_id').where(free).orderBy('available_at').limit(limit);
-      return onPostgres(db) ? due.forUpdate().skipLocked() : due;
-    })
-    .where(free)
-    .returning(['run_id', 'claims', 'available_at']);
-});
+const claimAnyDue = compiled((db, now: number, workerId: string, lockedUntil: number, limit: number) =>
+  claimStatement(db, freeAt(now, undefined, []), workerId, lockedUntil, limit),
+);
 
 /** The claim of runs `runIds` that are due and free, for a statement that also reads the runs. */
 export function claimJobs(
