@@ -553,6 +553,8 @@ for (const db of DATABASES) {
       await dialog.getByRole('list', { name: 'Templates' }).waitFor();
       await tabTo(page, /^Weekly document digest/);
       await page.keyboard.press('Enter');
+      // The template's form appears after Enter; tabbing before it is there would pass it by.
+      await dialog.getByLabel('Document', { exact: true }).waitFor();
       await tabTo(page, /^Document$/);
       await page.keyboard.press('ArrowDown');
       await tabTo(page, /^Draft from template$/);

@@ -158,14 +158,14 @@ const endRun = compiledRow(
  */
 function quietEnds(db: Db, dialect: Dialect, workerId: string) {
   const terminal = sql.join([...TERMINAL_RUN].map((s) => sql.lit(s)));
-  const lost = (end: QuietEnd) => new LeaseLost(`run ${end.runId} is no longer held`);
+  const lost = (runId: string) => new LeaseLost(`run ${runId} is no longer held`);
   if (dialect !== 'postgres')
     return perTurn((batch: QuietEnd[]) =>
       db.transaction().execute(async (trx) => {
         const answers: (undefined | LeaseLost)[] = [];
         for (const { runId, rows, ...ended } of batch) {
           if (!(await endJob(trx, runId, workerId))) {
-            answers.push(lost({ runId, rows, ...ended }));
+            answers.push(lost(runId));
             continue;
           }
           await storeNodes(trx, rows);
@@ -199,6 +199,6 @@ function quietEnds(db: Db, dialect: Dialect, workerId: string) {
       )
       select run_id from held`.execute(db);
     const held = new Set(result.rows.map((r) => r.run_id));
-    return batch.map((end) => (held.has(end.runId) ? undefined : lost(end)));
+    return batch.map((end) => (held.has(end.runId) ? undefined : lost(end.runId)));
   });
 }
