@@ -137,6 +137,16 @@ describe('the plan walker', () => {
       });
     });
 
+    it('starts again a map that was marked running but died before it stored its items', () => {
+      const w = at(plan([map(2)]), rowsOf(row('m', 'running')));
+      assert.deepEqual(starts(w.tasks), ['m']);
+      assert.equal(
+        w.tasks.some((x) => x.type === 'map-finish'),
+        false,
+        'a map with no stored items has not done them',
+      );
+    });
+
     it('finishes with the items’ results in order once every item is done', () => {
       const w = at(
         plan([map(3)]),

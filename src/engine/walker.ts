@@ -129,7 +129,9 @@ export function walk({ plan, rows, trigger, paused, now }: WalkInput): Walk {
         result.tasks.push({ type: 'skip', key, node });
         continue;
       }
-      if (node.kind === 'map' && status === 'running' && row) {
+      // A map's items are stored after its start: a map that holds none yet (its worker died in
+      // between) starts again, rather than finishing with no items done.
+      if (node.kind === 'map' && status === 'running' && row && outputOf(row) !== undefined) {
         mapItems(node, key, row, scope);
         continue;
       }
