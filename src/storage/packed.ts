@@ -1,4 +1,7 @@
-import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { deflateRaw, deflateRawSync, inflateRawSync } from 'node:zlib';
+
+const deflateRawAsync = promisify(deflateRaw);
 
 const PACKED = 'z1:';
 
@@ -10,6 +13,12 @@ const PACKED = 'z1:';
 export function packText(text: string): string {
   if (text.length < 1024) return text;
   return PACKED + deflateRawSync(Buffer.from(text, 'utf8'), { level: 1 }).toString('base64');
+}
+
+/** As `packText`, deflating on zlib's thread pool, so the event loop goes on meanwhile. */
+export async function packTextOffThread(text: string): Promise<string> {
+  if (text.length < 1024) return text;
+  return PACKED + (await deflateRawAsync(Buffer.from(text, 'utf8'), { level: 1 })).toString('base64');
 }
 
 export function unpackText(stored: string): string;

@@ -7,7 +7,7 @@ import {
   AGENT_ORIGIN,
   LOAD_ORIGIN,
   marksOf,
-  packedMarkdown,
+  packAhead,
   type KeptWatch,
   type LiveDoc,
   type LiveDocHooks,
@@ -65,8 +65,8 @@ export function documentStore(deps: Deps, options: StoreOptions = {}) {
   const hookSets: LiveDocHooks[] = [];
   /**
    * Documents just stored: the next agent write's version row holds the text they were stored
-   * with, packed once the work under way has answered, off that write's path. Ids, not
-   * documents, wait for it, so nothing stays in memory for it.
+   * with, packed once the work under way has answered, on zlib's threads, off that write's path
+   * and off the event loop. Ids, not documents, wait for it, so nothing stays in memory for it.
    */
   const packDue = new Set<string>();
   const packLater = (id: string) => {
@@ -74,7 +74,8 @@ export function documentStore(deps: Deps, options: StoreOptions = {}) {
       setImmediate(() => {
         for (const due of packDue) {
           const l = s.loaded.get(due);
-          if (l && !l.doc.isDestroyed) packedMarkdown(l);
+          // A packing that fails leaves the write to pack the text itself.
+          if (l && !l.doc.isDestroyed) packAhead(l).catch(() => {});
         }
         packDue.clear();
       });
