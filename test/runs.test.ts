@@ -694,6 +694,63 @@ for (const db of DATABASES) {
         assert.deepEqual(r.output, { titles: { items: ['Map two', 'Map one', 'Roadmap'] } });
       });
 
+      it('does every item of a map whose worker died after marking it running, before storing its items', async () => {
+        const p = plan('Map posts', [
+          {
+            id: 'each',
+            kind: 'map',
+            items: lit(['one', 'two', 'three']),
+            concurrency: 2,
+            result: 'post',
+            body: {
+              nodes: [
+                {
+                  id: 'line',
+                  kind: 'transform',
+                  op: 'template',
+                  input: { i: trig('item') },
+                  args: { template: 'posted {{i}}' },
+                },
+                postMessage('post', ref('line', 'text')),
+              ],
+              edges: [{ from: 'line', to: 'post' }],
+            },
+          },
+        ]);
+        const automation = await publish(ada, p, { write_approval: 'automatic' });
+        const runId = await run(ada, automation);
+        // What a worker leaves when it dies between storing the map as running and storing its items.
+        await database()
+          .updateTable('runs')
+          .set({ status: 'running', started_at: Date.now() })
+          .where('id', '=', runId)
+          .execute();
+        await database()
+          .insertInto('run_nodes')
+          .values({
+            run_id: runId,
+            node_key: 'each',
+            node_id: 'each',
+            status: 'running',
+            attempt: 1,
+            error: null,
+            error_code: null,
+            wait_until: null,
+            started_at: Date.now(),
+            finished_at: null,
+            output_json: null,
+            input_json: null,
+          })
+          .execute();
+        await engine.drain();
+        const r = await readRun(ada, automation, runId);
+        assert.equal(r.status, 'succeeded', JSON.stringify(r));
+        const posted = (await sessionMessages(automation.session_id))
+          .map((m) => m.body)
+          .filter((body) => body.startsWith('posted '));
+        assert.deepEqual(posted.sort(), ['posted one', 'posted three', 'posted two']);
+      });
+
       it('runs a subflow as a child run of the other automation’s live version', async () => {
         const child = await publish(
           ada,
