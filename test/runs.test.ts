@@ -16,6 +16,7 @@ import {
   plan,
   postMessage,
   ref,
+  transform,
   trig,
   type Json,
   type Published,
@@ -704,16 +705,10 @@ for (const db of DATABASES) {
             result: 'post',
             body: {
               nodes: [
-                {
-                  id: 'line',
-                  kind: 'transform',
-                  op: 'template',
-                  input: { i: trig('item') },
-                  args: { template: 'posted {{i}}' },
-                },
+                transform('line', 'template', { i: trig('item') }, { template: 'posted {{i}}' }),
                 postMessage('post', ref('line', 'text')),
               ],
-              edges: [{ from: 'line', to: 'post' }],
+              edges: chain('line', 'post'),
             },
           },
         ]);
