@@ -4,6 +4,9 @@ import { deflateRaw, deflateRawSync, inflateRawSync } from 'node:zlib';
 const deflateRawAsync = promisify(deflateRaw);
 
 const PACKED = 'z1:';
+/** Texts shorter than this are kept as they are; longer ones deflated at the fastest level. */
+const PACK_FROM = 1024;
+const DEFLATE = { level: 1 };
 
 /**
  * Version rows keep whole texts that differ little from one to the next; stored deflated
@@ -11,14 +14,14 @@ const PACKED = 'z1:';
  * fraction of the writing and the space.
  */
 export function packText(text: string): string {
-  if (text.length < 1024) return text;
-  return PACKED + deflateRawSync(Buffer.from(text, 'utf8'), { level: 1 }).toString('base64');
+  if (text.length < PACK_FROM) return text;
+  return PACKED + deflateRawSync(Buffer.from(text, 'utf8'), DEFLATE).toString('base64');
 }
 
 /** As `packText`, deflating on zlib's thread pool, so the event loop goes on meanwhile. */
 export async function packTextOffThread(text: string): Promise<string> {
-  if (text.length < 1024) return text;
-  return PACKED + (await deflateRawAsync(Buffer.from(text, 'utf8'), { level: 1 })).toString('base64');
+  if (text.length < PACK_FROM) return text;
+  return PACKED + (await deflateRawAsync(Buffer.from(text, 'utf8'), DEFLATE)).toString('base64');
 }
 
 export function unpackText(stored: string): string;
