@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { Worker } from 'node:worker_threads';
 import { sql, type Kysely } from 'kysely';
 import { compiled, compiledRow, compiledRows } from '../src/storage/compiled.ts';
 import { dropPgSchema, openStorage, type Storage } from '../src/storage/db.ts';
@@ -172,6 +173,34 @@ describe('the write-ahead log of an embedded database', () => {
       const count = await sql<{ n: number }>`select count(*) as n from probe`.execute(storage.db);
       assert.equal(Number(count.rows[0]!.n), 100);
       await storage.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('opens, waiting, while another connection holds the file for a moment', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tandem-locked-'));
+    const path = join(dir, 'probe.sqlite');
+    try {
+      await (await openStorage({ sqlitePath: path })).close();
+      // Another connection (a thread of its own, as a checkpoint is) holds the file for 300 ms.
+      const holder = new Worker(
+        `const { parentPort, workerData } = require('node:worker_threads');
+         const { DatabaseSync } = require('node:sqlite');
+         const db = new DatabaseSync(workerData.path);
+         db.exec('PRAGMA locking_mode = EXCLUSIVE');
+         db.exec('BEGIN EXCLUSIVE');
+         parentPort.postMessage('holding');
+         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300);
+         db.exec('COMMIT');
+         db.close();`,
+        { eval: true, workerData: { path } },
+      );
+      await new Promise((resolve) => holder.once('message', resolve));
+      const storage = await openStorage({ sqlitePath: path });
+      await sql`create table probe (id integer primary key)`.execute(storage.db);
+      await storage.close();
+      await new Promise((resolve) => holder.once('exit', resolve));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -52,10 +52,12 @@ const BEGIN = 'begin immediate';
  */
 export function openSqlite(path: string): SqliteDatabase & { exec(sql: string): void } {
   const db = new DatabaseSync(path);
+  // First: switching to the write-ahead log may meet a lock (another connection's checkpoint,
+  // one that just closed finishing), and must wait for it like every later statement.
+  db.exec('PRAGMA busy_timeout = 5000');
   db.exec('PRAGMA journal_mode = WAL');
   db.exec('PRAGMA synchronous = NORMAL');
   db.exec('PRAGMA foreign_keys = ON');
-  db.exec('PRAGMA busy_timeout = 5000');
   const checkpoints = path === ':memory:' ? undefined : checkpointsElsewhere(db, path);
   const cache = new Map<string, Statement>();
   return {
