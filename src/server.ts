@@ -101,14 +101,14 @@ function listen(
 /** The app origin and the pages origin, both on this process. */
 export async function startServer(config: Config, services: Services): Promise<RunningServer> {
   const signer = pageLinkSigner(dataSecret(config.dataDir, 'page-links'));
-  const { app, close: closeApp } = createApp(services, config, signer);
+  const { fetch: answer, close: closeApp } = createApp(services, config, signer);
   const pages = pagesOriginApp(services, config, signer);
   const collab = await collabSocket(services, {
     oauthAudience: `${new URL(config.publicUrl).href.replace(/\/$/, '')}/mcp`,
     addressOf: (req) => incomingAddress(req, config.trustProxy),
     maxDocumentsPerPerson: config.liveDocsPerPerson,
   });
-  const appServer = await listen(app.fetch, config.port, config.host).catch(async (error: unknown) => {
+  const appServer = await listen(answer, config.port, config.host).catch(async (error: unknown) => {
     await collab.close();
     throw error;
   });

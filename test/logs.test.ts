@@ -67,6 +67,34 @@ describe('server logs', () => {
       assert.ok(typeof line.workspace === 'string' && line.workspace !== line.person, 'the workspace');
       assert.ok(!err.includes('Bearer'), 'no credential in the log');
 
+      // An MCP call is logged the same way, under the id its proxy gave it.
+      const listed = await fetch(`http://127.0.0.1:${port}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${made.stdout.trim()}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'x-request-id': 'soak-42.b',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+      });
+      assert.equal(listed.status, 200, await listed.clone().text());
+      assert.match(await listed.text(), /read_document/);
+      assert.equal(listed.headers.get('x-request-id'), 'soak-42.b');
+      let call: Record<string, unknown> | undefined;
+      for (let i = 0; i < 100 && !call; i++) {
+        call = err
+          .split('\n')
+          .filter((l) => l.startsWith('{'))
+          .map((l) => JSON.parse(l) as Record<string, unknown>)
+          .find((l) => l.msg === 'request' && l.request === 'soak-42.b');
+        if (!call) await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.ok(call, `a line for the MCP call in: ${err.slice(-2000)}`);
+      assert.equal(call.path, '/mcp');
+      assert.equal(call.status, 200);
+      assert.equal(call.person, line.person, 'the person the call acted for');
+
       // A client whose headers disagree with its body is refused 400: one info line, no error.
       const refused = await fetch(`http://127.0.0.1:${port}/mcp`, {
         method: 'POST',

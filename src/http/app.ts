@@ -5,7 +5,13 @@ import { apiRoutes } from './api.ts';
 import { rememberClientAddress } from './client-address.ts';
 import { collabTicketApp } from './collab-tickets.ts';
 import { answerError } from './errors.ts';
-import { limitBodies, requestContext, sameOriginOnly, securityHeaders } from './guards.ts';
+import {
+  declaredWithinLimit,
+  limitBodies,
+  requestContext,
+  sameOriginOnly,
+  securityHeaders,
+} from './guards.ts';
 import { hookRoutes } from './hooks.ts';
 import { signInRoutes } from './login.ts';
 import { mcpHttp } from './mcp-route.ts';
@@ -63,5 +69,34 @@ export function createApp(services: Services, config: Config, signer: PageLinkSi
 
   app.notFound((c) => c.text('Not found', 404));
   app.onError(answerError);
-  return { app, close: () => mcp.close() };
+
+  // The MCP calls agents make all day skip the router and the guards that pass them anyway (see
+  // `mcpFirst`); they keep the request's id, its log context and the one error handler.
+  const mcpCalls = new Hono();
+  mcpCalls.use('*', requestContext());
+  mcpCalls.post('/mcp', (c) => mcp.fetch(c.req.raw));
+  mcpCalls.onError(answerError);
+  return { fetch: mcpFirst(app, mcpCalls), close: () => mcp.close() };
+}
+
+/**
+ * The app origin's entry. A POST to `/mcp` that declares a body within its limit goes straight to
+ * `calls`: of the guards every request passes, the cross-site check and the security headers leave
+ * `/mcp` alone, the body limit is met by the declared length, and the MCP route never asks for the
+ * client's address. Anything else (another path or method, a chunked or oversized body) takes the
+ * whole app, guards first.
+ */
+function mcpFirst(app: Hono, calls: Hono) {
+  return (request: Request): Response | Promise<Response> =>
+    request.method === 'POST' && pathOf(request.url) === '/mcp' && declaredWithinLimit('/mcp', request)
+      ? calls.fetch(request)
+      : app.fetch(request);
+}
+
+/** A URL's path, without parsing the whole URL. */
+function pathOf(url: string): string {
+  const start = url.indexOf('/', url.indexOf('//') + 2);
+  if (start === -1) return '/';
+  const end = url.slice(start).search(/[?#]/);
+  return end === -1 ? url.slice(start) : url.slice(start, start + end);
 }

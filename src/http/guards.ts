@@ -42,6 +42,22 @@ const BODY_RULES: BodyRule[] = [
   { applies: () => true, bytes: 16 * KiB, size: '16 KiB', what: 'this address' },
 ];
 
+/** A body's length as its request declares it, when it does and is not sent in chunks. */
+function declaredLength(request: Request): number | undefined {
+  const declared = request.headers.get('content-length');
+  if (declared === null || request.headers.get('transfer-encoding') !== null) return undefined;
+  return Number(declared);
+}
+
+/**
+ * Whether `limitBodies` lets a request to `path` through on its headers alone: it declares a
+ * length within the path's limit, so nothing needs counting as it arrives.
+ */
+export function declaredWithinLimit(path: string, request: Request): boolean {
+  const declared = declaredLength(request);
+  return declared !== undefined && declared <= BODY_RULES.find((rule) => rule.applies(path))!.bytes;
+}
+
 /** Methods whose requests Tandem never reads a body of. */
 const BODILESS = new Set(['GET', 'HEAD']);
 
@@ -78,10 +94,8 @@ export function limitBodies(): MiddlewareHandler {
     const limiter = limiters.find((l) => l.rule.applies(c.req.path))!;
     // A declared length is checked as it stands, leaving the body unread for the route (which
     // reads it straight off the socket); only a chunked body is counted as it arrives.
-    const declared = c.req.header('content-length');
-    if (declared !== undefined && c.req.header('transfer-encoding') === undefined) {
-      return Number(declared) > limiter.rule.bytes ? limiter.refuse(c) : next();
-    }
+    const declared = declaredLength(c.req.raw);
+    if (declared !== undefined) return declared > limiter.rule.bytes ? limiter.refuse(c) : next();
     return limiter.limit(c, next);
   };
 }
@@ -197,6 +211,15 @@ export function requestContext(): MiddlewareHandler {
     const started = performance.now();
     await withLogContext({ request: id }, async () => {
       await next();
+      // A route answering with a Response of its own (the MCP route) does not get the header set
+      // above; its headers are set in place, or on a copy when they cannot be changed.
+      if (!c.res.headers.has('x-request-id')) {
+        try {
+          c.res.headers.set('X-Request-Id', id);
+        } catch {
+          c.header('X-Request-Id', id);
+        }
+      }
       log.debug(
         {
           method: c.req.method,
