@@ -1,7 +1,4 @@
-import { promisify } from 'node:util';
-import { deflateRaw, deflateRawSync, inflateRawSync } from 'node:zlib';
-
-const deflateRawAsync = promisify(deflateRaw);
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 
 const PACKED = 'z1:';
 /** Texts shorter than this are kept as they are; longer ones deflated at the fastest level. */
@@ -16,12 +13,6 @@ const DEFLATE = { level: 1 };
 export function packText(text: string): string {
   if (text.length < PACK_FROM) return text;
   return PACKED + deflateRawSync(Buffer.from(text, 'utf8'), DEFLATE).toString('base64');
-}
-
-/** As `packText`, deflating on zlib's thread pool, so the event loop goes on meanwhile. */
-export async function packTextOffThread(text: string): Promise<string> {
-  if (text.length < PACK_FROM) return text;
-  return PACKED + (await deflateRawAsync(Buffer.from(text, 'utf8'), DEFLATE)).toString('base64');
 }
 
 export function unpackText(stored: string): string;

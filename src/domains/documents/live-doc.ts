@@ -1,7 +1,7 @@
 import * as Y from 'yjs';
 import type { Insertable } from 'kysely';
 import type { CheckpointTable } from '../../storage/schema.ts';
-import { packText, packTextOffThread } from '../../storage/packed.ts';
+import { packText } from '../../storage/packed.ts';
 import { blockText, isDeleted, projection, type BlockMap } from './model.ts';
 
 /** Changes agents make (writes, restoring blocks people edited). */
@@ -224,15 +224,4 @@ export function packedMarkdown(live: LiveDoc): string {
   const text = projection(live.doc);
   if (live.packed?.text !== text) live.packed = { text, packed: packText(text) };
   return live.packed.packed;
-}
-
-/**
- * Packs the document's markdown as it is now, off the event loop, for `packedMarkdown` to find:
- * kept only if the text is still the document's when the packing ends.
- */
-export async function packAhead(live: LiveDoc): Promise<void> {
-  const text = projection(live.doc);
-  if (live.packed?.text === text) return;
-  const packed = await packTextOffThread(text);
-  if (!live.doc.isDestroyed && projection(live.doc) === text) live.packed = { text, packed };
 }

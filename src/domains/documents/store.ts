@@ -7,7 +7,7 @@ import {
   AGENT_ORIGIN,
   LOAD_ORIGIN,
   marksOf,
-  packAhead,
+  packedMarkdown,
   type KeptWatch,
   type LiveDoc,
   type LiveDocHooks,
@@ -65,8 +65,9 @@ export function documentStore(deps: Deps, options: StoreOptions = {}) {
   const hookSets: LiveDocHooks[] = [];
   /**
    * Documents just stored: the next agent write's version row holds the text they were stored
-   * with, packed once the work under way has answered, on zlib's threads, off that write's path
-   * and off the event loop. Ids, not documents, wait for it, so nothing stays in memory for it.
+   * with, packed once the work under way has answered, off that write's path. Ids, not
+   * documents, wait for it, so nothing stays in memory for it. (Deflating on zlib's threads
+   * instead cost the event loop as much as deflating here, and was not always done in time.)
    */
   const packDue = new Set<string>();
   const packLater = (id: string) => {
@@ -74,8 +75,7 @@ export function documentStore(deps: Deps, options: StoreOptions = {}) {
       setImmediate(() => {
         for (const due of packDue) {
           const l = s.loaded.get(due);
-          // A packing that fails leaves the write to pack the text itself.
-          if (l && !l.doc.isDestroyed) packAhead(l).catch(() => {});
+          if (l && !l.doc.isDestroyed) packedMarkdown(l);
         }
         packDue.clear();
       });
