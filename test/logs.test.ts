@@ -51,15 +51,18 @@ describe('server logs', () => {
       });
       assert.match(mine.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/, 'an odd one is replaced');
 
-      let line: Record<string, unknown> | undefined;
-      for (let i = 0; i < 100 && !line; i++) {
-        line = err
+      const lines = () =>
+        err
           .split('\n')
           .filter((l) => l.startsWith('{'))
-          .map((l) => JSON.parse(l) as Record<string, unknown>)
-          .find((l) => l.msg === 'request' && l.path === '/api/documents');
-        if (!line) await new Promise((r) => setTimeout(r, 50));
-      }
+          .map((l) => JSON.parse(l) as Record<string, unknown>);
+      /** The first log line that matches, once the server has written it. */
+      const logged = async (match: (l: Record<string, unknown>) => boolean) => {
+        for (let i = 0; i < 100 && !lines().some(match); i++) await new Promise((r) => setTimeout(r, 50));
+        return lines().find(match);
+      };
+
+      const line = await logged((l) => l.msg === 'request' && l.path === '/api/documents');
       assert.ok(line, `a line for the request in: ${err.slice(0, 2000)}`);
       assert.equal(line.request, 'soak-42.a');
       assert.equal(line.status, 200);
@@ -68,55 +71,31 @@ describe('server logs', () => {
       assert.ok(!err.includes('Bearer'), 'no credential in the log');
 
       // An MCP call is logged the same way, under the id its proxy gave it.
-      const listed = await fetch(`http://127.0.0.1:${port}/mcp`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${made.stdout.trim()}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'x-request-id': 'soak-42.b',
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
-      });
+      const mcp = (headers: Record<string, string>) =>
+        fetch(`http://127.0.0.1:${port}/mcp`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${made.stdout.trim()}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            ...headers,
+          },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+        });
+      const listed = await mcp({ 'x-request-id': 'soak-42.b' });
       assert.equal(listed.status, 200, await listed.clone().text());
       assert.match(await listed.text(), /read_document/);
       assert.equal(listed.headers.get('x-request-id'), 'soak-42.b');
-      let call: Record<string, unknown> | undefined;
-      for (let i = 0; i < 100 && !call; i++) {
-        call = err
-          .split('\n')
-          .filter((l) => l.startsWith('{'))
-          .map((l) => JSON.parse(l) as Record<string, unknown>)
-          .find((l) => l.msg === 'request' && l.request === 'soak-42.b');
-        if (!call) await new Promise((r) => setTimeout(r, 50));
-      }
+      const call = await logged((l) => l.msg === 'request' && l.request === 'soak-42.b');
       assert.ok(call, `a line for the MCP call in: ${err.slice(-2000)}`);
       assert.equal(call.path, '/mcp');
       assert.equal(call.status, 200);
       assert.equal(call.person, line.person, 'the person the call acted for');
 
       // A client whose headers disagree with its body is refused 400: one info line, no error.
-      const refused = await fetch(`http://127.0.0.1:${port}/mcp`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${made.stdout.trim()}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': '2026-07-28',
-          'mcp-method': 'prompts/list',
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
-      });
+      const refused = await mcp({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'prompts/list' });
       assert.equal(refused.status, 400);
-      const lines = () =>
-        err
-          .split('\n')
-          .filter((l) => l.startsWith('{'))
-          .map((l) => JSON.parse(l) as Record<string, unknown>);
-      for (let i = 0; i < 100 && !lines().some((l) => l.msg === 'mcp request refused'); i++) {
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      const refusal = lines().find((l) => l.msg === 'mcp request refused');
+      const refusal = await logged((l) => l.msg === 'mcp request refused');
       assert.ok(refusal, `a line for the refusal in: ${err.slice(-2000)}`);
       assert.equal(refusal.level, 30, 'at info');
       assert.match(String(refusal.refused), /^Rejected inbound request/);
