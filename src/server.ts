@@ -1,5 +1,5 @@
 import { setLogLevel } from './observability/log.ts';
-import { serve, type ServerType } from '@hono/node-server';
+import { serve, type Http2Bindings, type HttpBindings, type ServerType } from '@hono/node-server';
 import type { Config } from './config.ts';
 import { newPassword } from './domains/auth/passwords.ts';
 import { DEMO_USER, DEMO_WORKSPACE, demoWithPassword } from './domains/import/demo.ts';
@@ -88,7 +88,7 @@ export async function ensureDemo(services: Services): Promise<string | null> {
 }
 
 function listen(
-  fetch: (req: Request) => Response | Promise<Response>,
+  fetch: (req: Request, env: HttpBindings | Http2Bindings) => Response | Promise<Response>,
   port: number,
   host: string,
 ): Promise<ServerType> {

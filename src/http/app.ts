@@ -1,3 +1,4 @@
+import type { Http2Bindings, HttpBindings } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { Config } from '../config.ts';
 import type { Services } from '../services.ts';
@@ -87,10 +88,12 @@ export function createApp(services: Services, config: Config, signer: PageLinkSi
  * whole app, guards first.
  */
 function mcpFirst(app: Hono, calls: Hono) {
-  return (request: Request): Response | Promise<Response> =>
+  // `env` carries the Node request and response, which routes reading the socket themselves and
+  // the client's address need.
+  return (request: Request, env: HttpBindings | Http2Bindings): Response | Promise<Response> =>
     request.method === 'POST' && pathOf(request.url) === '/mcp' && declaredWithinLimit('/mcp', request)
-      ? calls.fetch(request)
-      : app.fetch(request);
+      ? calls.fetch(request, env)
+      : app.fetch(request, env);
 }
 
 /** A URL's path, without parsing the whole URL. */
