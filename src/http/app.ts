@@ -1,5 +1,6 @@
 import type { Http2Bindings, HttpBindings } from '@hono/node-server';
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
+import { getPath } from 'hono/utils/url';
 import type { Config } from '../config.ts';
 import type { Services } from '../services.ts';
 import { apiRoutes } from './api.ts';
@@ -42,7 +43,8 @@ export function createApp(services: Services, config: Config, signer: PageLinkSi
   app.use('*', sameOriginOnly(publicUrl.origin, allowedHosts));
 
   app.route('/', opsRoutes(services, config));
-  app.all('/mcp', (c) => mcp.fetch(c.req.raw));
+  const answerMcp = (c: Context) => mcp.fetch(c.req.raw);
+  app.all('/mcp', answerMcp);
   app.get('/.well-known/oauth-protected-resource/mcp', (c) => {
     c.header('Access-Control-Allow-Origin', '*');
     return c.json(mcp.metadata());
@@ -75,14 +77,14 @@ export function createApp(services: Services, config: Config, signer: PageLinkSi
   // `mcpFirst`); they keep the request's id, its log context and the one error handler.
   const mcpCalls = new Hono();
   mcpCalls.use('*', requestContext());
-  mcpCalls.post('/mcp', (c) => mcp.fetch(c.req.raw));
+  mcpCalls.post('/mcp', answerMcp);
   mcpCalls.onError(answerError);
   return { fetch: mcpFirst(app, mcpCalls), close: () => mcp.close() };
 }
 
 /**
- * The app origin's entry. A POST to `/mcp` that declares a body within its limit goes straight to
- * `calls`: of the guards every request passes, the cross-site check and the security headers leave
+ * The app origin's entry. A POST to `/mcp` (the path as the router reads it) that declares a body
+ * within its limit goes straight to `calls`: of the guards every request passes, the cross-site check and the security headers leave
  * `/mcp` alone, the body limit is met by the declared length, and the MCP route never asks for the
  * client's address. Anything else (another path or method, a chunked or oversized body) takes the
  * whole app, guards first.
@@ -91,15 +93,7 @@ function mcpFirst(app: Hono, calls: Hono) {
   // `env` carries the Node request and response, which routes reading the socket themselves and
   // the client's address need.
   return (request: Request, env: HttpBindings | Http2Bindings): Response | Promise<Response> =>
-    request.method === 'POST' && pathOf(request.url) === '/mcp' && declaredWithinLimit('/mcp', request)
+    request.method === 'POST' && getPath(request) === '/mcp' && declaredWithinLimit('/mcp', request)
       ? calls.fetch(request, env)
       : app.fetch(request, env);
-}
-
-/** A URL's path, without parsing the whole URL. */
-function pathOf(url: string): string {
-  const start = url.indexOf('/', url.indexOf('//') + 2);
-  if (start === -1) return '/';
-  const end = url.slice(start).search(/[?#]/);
-  return end === -1 ? url.slice(start) : url.slice(start, start + end);
 }
