@@ -18,7 +18,12 @@ import { DATABASES } from './support/databases.ts';
 import { acme } from './support/harness.ts';
 import { errorReply, startModelServer, textReply, type ModelServer } from './support/model-server.ts';
 import { ok } from './support/results.ts';
+import { waitFor } from './support/web-shots.ts';
 import { open, openWebApp, SKIP_BROWSER, type WebApp } from './support/web.ts';
+
+/** The accessible label of what has the keyboard's focus. */
+const focusedLabel = (page: Page) =>
+  page.evaluate(() => document.activeElement?.getAttribute('aria-label') ?? '');
 
 /** Where to write screenshots of the pages, when set. */
 const SHOTS = process.env.TANDEM_SCREENSHOTS;
@@ -327,6 +332,14 @@ for (const db of DATABASES) {
         plan_json: branchingPlan(acme(app.h).artifacts.roadmap!),
         ask: 'Read the roadmap and act on its length.',
       });
+      // The steps' forms wait for the capabilities; hold them back until a node has been opened.
+      let release = () => {};
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const capabilities = '**/api/automation-capabilities';
+      await ada.route(capabilities, async (route) => {
+        await held;
+        await route.continue();
+      });
       const page = await open(ada, app.url(`/automations/drafts/${draft.flow_version_id}`));
       const diagram = page.getByRole('region', { name: 'Plan diagram' });
       for (const [title, kind] of [
@@ -344,9 +357,15 @@ for (const db of DATABASES) {
       // Keyboard: each node is reached with Tab, and Enter opens its step's form.
       await diagram.getByRole('button', { name: /^Read the roadmap,/ }).focus();
       await page.keyboard.press('Tab');
+      // Pressed before the steps' forms have loaded: the form is focused when it appears.
       await page.keyboard.press('Enter');
-      const focusedStep = await page.evaluate(() => document.activeElement?.getAttribute('aria-label'));
-      assert.equal(focusedStep, 'Step Is it long?');
+      assert.equal(await page.getByRole('group', { name: 'Step Is it long?' }).count(), 0);
+      release();
+      await waitFor(
+        async () => (await focusedLabel(page)) === 'Step Is it long?',
+        'the step form to be focused',
+      );
+      await ada.unroute(capabilities);
       await shot(page, 'diagram-1280');
       const small = await open(phone, app.url(`/automations/drafts/${draft.flow_version_id}`));
       await small.getByRole('region', { name: 'Plan diagram' }).waitFor();
@@ -563,9 +582,9 @@ for (const db of DATABASES) {
       await page.getByRole('region', { name: 'Plan diagram' }).waitFor();
       await tabTo(page, /^Post the digest,/);
       await page.keyboard.press('Enter');
-      assert.equal(
-        await page.evaluate(() => document.activeElement?.getAttribute('aria-label')),
-        'Step Post the digest',
+      await waitFor(
+        async () => (await focusedLabel(page)) === 'Step Post the digest',
+        'the step form to be focused',
       );
       const small = await open(phone, app.url('/automations'));
       await small.getByRole('button', { name: 'New automation' }).click();

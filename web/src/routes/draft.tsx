@@ -29,11 +29,30 @@ type Trigger = AutomationDetail['trigger'];
 
 const DEFAULT_SCHEDULE: ScheduleForm = { frequency: 'weekly', weekday: 1, hour: 9, minute: 0, timezone: '' };
 
-/** Focuses a step's form, as a diagram node's Enter does. */
+/**
+ * Focuses a step's form, as a diagram node's Enter does. The forms appear once the capabilities'
+ * schemas have loaded; a node opened before that is focused when its form appears (within a few seconds).
+ */
 function openStep(id: string) {
-  const form = document.getElementById(`step-${id.split('.').pop() ?? id}`);
-  form?.scrollIntoView({ block: 'start' });
-  form?.focus();
+  const elementId = `step-${id.split('.').pop() ?? id}`;
+  const focus = (form: HTMLElement) => {
+    form.scrollIntoView({ block: 'start' });
+    form.focus();
+  };
+  const form = document.getElementById(elementId);
+  if (form) return focus(form);
+  const watcher = new MutationObserver(() => {
+    const appeared = document.getElementById(elementId);
+    if (!appeared) return;
+    stop();
+    focus(appeared);
+  });
+  const timer = setTimeout(() => stop(), 5000);
+  const stop = () => {
+    watcher.disconnect();
+    clearTimeout(timer);
+  };
+  watcher.observe(document.body, { childList: true, subtree: true });
 }
 
 function PublishForm({
