@@ -15,11 +15,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { serve } from '@hono/node-server';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
-import { z } from 'zod';
 import { loadConfig } from '../src/config.ts';
+import { serveBare, type Answer } from './bare.ts';
 import { createEngine } from '../src/engine/engine.ts';
 import { startServer } from '../src/server.ts';
 import { openServices, type Services } from '../src/services.ts';
@@ -111,18 +109,12 @@ async function makeCalls({ url, token, call }: Calls): Promise<void> {
 
 /**
  * The ceiling the MCP door sets: calls per second a bare SDK server (one no-op tool, no auth, no
- * storage, the same HTTP stack) answers with the same 8 calls in flight, measured the same way.
+ * storage, the same HTTP stack) answers with the same 8 calls in flight, measured the same way;
+ * answering with the SDK's default event stream, or in one JSON body as Tandem does.
  */
-async function bareCeiling(port: number, n: number): Promise<number> {
-  const inputSchema = z.object({});
-  const handler = createMcpHandler(() => {
-    const s = new McpServer({ name: 'bare', version: '1.0.0' });
-    s.registerTool('noop', { inputSchema }, async () => ({ content: [{ type: 'text', text: 'ok' }] }));
-    return s;
-  });
-  const server = serve({ fetch: (req) => handler.fetch(req), port, hostname: '127.0.0.1' });
-  await new Promise((resolve) => server.once('listening', resolve));
-  const calls = await callers(`http://127.0.0.1:${port}/mcp`, undefined, { name: 'noop', arguments: {} });
+async function bareCeiling(port: number, n: number, answer: Answer): Promise<number> {
+  const bare = await serveBare(port, answer);
+  const calls = await callers(bare.url, undefined, { name: 'noop', arguments: {} });
   try {
     await calls.make(WARM_UP);
     const t = performance.now();
@@ -130,8 +122,7 @@ async function bareCeiling(port: number, n: number): Promise<number> {
     return n / ((performance.now() - t) / 1000);
   } finally {
     await calls.close();
-    await handler.close();
-    server.close();
+    await bare.close();
   }
 }
 
@@ -219,8 +210,14 @@ async function main() {
   console.log(
     `Runs queued through MCP (${IN_FLIGHT} edit_automation run calls in flight over HTTP, the 10-step chain, ${RUNS} runs; runs/s to the last run finished)`,
   );
-  const ceiling = await bareCeiling(18820, RUNS);
-  console.log(`bare SDK server, no-op calls ${f(ceiling)} calls/s   (the most any tool call can reach here)`);
+  const streamed = await bareCeiling(18820, RUNS, 'stream');
+  console.log(
+    `bare SDK server, no-op calls ${f(streamed)} calls/s   (the SDK's default: each answer an event stream)`,
+  );
+  const ceiling = await bareCeiling(18821, RUNS, 'json');
+  console.log(
+    `bare, answering in JSON  ${f(ceiling)} calls/s   (as Tandem answers: the most any tool call can reach here)`,
+  );
   // Each MCP-queued run costs at least a bare call and the run itself, on the same two cores: the
   // most both together allow, from the two figures measured here (a bound, not a measurement).
   const paid = (alone: number) => 1 / (1 / ceiling + 1 / alone);

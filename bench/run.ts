@@ -9,10 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { serve } from '@hono/node-server';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
-import { z } from 'zod';
 import { loadConfig } from '../src/config.ts';
 import { demoFixture, DEMO_WORKSPACE } from '../src/domains/import/demo.ts';
 import { importFixture } from '../src/domains/import/import.ts';
@@ -20,6 +17,7 @@ import { SCOPES } from '../src/domains/workspace/actor.ts';
 import { openServices, type Services } from '../src/services.ts';
 import type { Actor } from '../src/domains/workspace/actor.ts';
 import { startServer } from '../src/server.ts';
+import { serveBare } from './bare.ts';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 2000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -114,30 +112,22 @@ async function main() {
   const { token } = await services.tokens.create(ada, ids.id, [...SCOPES], 3_600_000);
   const server = await startServer(config, services);
 
-  // The baseline: the same SDK and HTTP stack, one tool that does nothing, no auth, no storage.
-  // Its schemas are built once, as Tandem's are, so neither side pays for schema construction per call.
-  const inputSchema = z.object({});
-  const outputSchema = z.object({ ok: z.boolean() });
-  const bare = createMcpHandler(() => {
-    const s = new McpServer({ name: 'bare', version: '1.0.0' });
-    s.registerTool('noop', { inputSchema, outputSchema }, async () => ({
-      content: [{ type: 'text', text: 'ok' }],
-      structuredContent: { ok: true },
-    }));
-    return s;
-  });
-  const bareServer = serve({ fetch: (req) => bare.fetch(req), port: 18790, hostname: '127.0.0.1' });
-  await new Promise((r) => bareServer.once('listening', r));
+  // The baseline: the same SDK and HTTP stack, one tool that does nothing, no auth, no storage
+  // (bench/bare.ts); the goals are against the SDK's default, and a second one answering in JSON
+  // as Tandem does shows what Tandem itself adds.
+  const bare = await serveBare(18790, 'stream');
+  const bareJson = await serveBare(18792, 'json');
 
   const pageId = ids.artifacts.landing!;
   const actor = { personId: ada, workspaceId: ids.id, scopes: new Set(SCOPES) };
   const made = await services.documents.create(actor, { title: 'Bench', content_markdown: bigDocument(0) });
   const docId = made.document_id;
   const tandemUrl = `${config.publicUrl}/mcp`;
-  const bareUrl = 'http://127.0.0.1:18790/mcp';
+  const bareUrl = bare.url;
+  const bareJsonUrl = bareJson.url;
   // The load comes from a worker thread, so the servers under test keep this thread to themselves.
   const worker = new Worker(new URL(import.meta.url), {
-    workerData: { tandemUrl, bareUrl, token, pageId, docId },
+    workerData: { tandemUrl, bareUrl, bareJsonUrl, token, pageId, docId },
   });
   const report = await new Promise<Report>((resolve, reject) => {
     worker.once('message', resolve);
@@ -150,7 +140,7 @@ async function main() {
 
   await server.close();
   await bare.close();
-  bareServer.close();
+  await bareJson.close();
   await services.storage.close();
   rmSync(dataDir, { recursive: true, force: true });
 }
@@ -164,22 +154,31 @@ interface Report {
   readPage: Stats;
   noopRate: number;
   readRate: number;
+  /** read_page against the bare server answering in JSON: p50s, then calls/s of each. */
+  json: { readPage: Stats; noop: Stats; readRate: number; noopRate: number };
   docs: [name: string, stats: Stats, baseline: Stats][];
 }
 
 async function load(): Promise<Report> {
-  const { tandemUrl, bareUrl, token, pageId, docId } = workerData as {
+  const { tandemUrl, bareUrl, bareJsonUrl, token, pageId, docId } = workerData as {
     tandemUrl: string;
     bareUrl: string;
+    bareJsonUrl: string;
     token: string;
     pageId: string;
     docId: string;
   };
   const t1 = await client(tandemUrl, token);
   const b1 = await client(bareUrl);
+  const j1 = await client(bareJsonUrl);
   const [readPage, noop] = await pairedLatencies(
     checked(t1, 'read_page', { page_id: pageId }),
     checked(b1, 'noop', {}),
+    CALLS,
+  );
+  const [readPageJ, noopJ] = await pairedLatencies(
+    checked(t1, 'read_page', { page_id: pageId }),
+    checked(j1, 'noop', {}),
     CALLS,
   );
   const noopCall = checked(b1, 'noop', {});
@@ -213,17 +212,24 @@ async function load(): Promise<Report> {
     Array.from({ length: CONCURRENCY }, () => client(tandemUrl, token)),
   );
   const bareClients = await Promise.all(Array.from({ length: CONCURRENCY }, () => client(bareUrl)));
+  const jsonClients = await Promise.all(Array.from({ length: CONCURRENCY }, () => client(bareJsonUrl)));
   const [readRate, noopRate] = await pairedThroughput(
     tandemClients.map((c) => checked(c, 'read_page', { page_id: pageId })),
     bareClients.map((c) => checked(c, 'noop', {})),
     SECONDS,
   );
-  await Promise.all([...tandemClients, ...bareClients, t1, b1].map((c) => c.close()));
+  const [readRateJ, noopRateJ] = await pairedThroughput(
+    tandemClients.map((c) => checked(c, 'read_page', { page_id: pageId })),
+    jsonClients.map((c) => checked(c, 'noop', {})),
+    SECONDS,
+  );
+  await Promise.all([...tandemClients, ...bareClients, ...jsonClients, t1, b1, j1].map((c) => c.close()));
   return {
     noop,
     readPage,
     noopRate,
     readRate,
+    json: { readPage: readPageJ, noop: noopJ, readRate: readRateJ, noopRate: noopRateJ },
     docs: [
       ['read_document', readDoc, noopForRead],
       ['edit_document append', append, noopForAppend],
@@ -232,7 +238,7 @@ async function load(): Promise<Report> {
   };
 }
 
-function print({ noop, readPage, noopRate, readRate, docs }: Report) {
+function print({ noop, readPage, noopRate, readRate, json, docs }: Report) {
   const f = (n: number) => n.toFixed(2).padStart(8);
   console.log(
     `Tandem benchmark (Node ${process.versions.node}, SQLite, HTTP on loopback; ${CALLS} sequential calls and ${CONCURRENCY} clients for ${SECONDS}s each, the two servers in alternating rounds)`,
@@ -252,6 +258,9 @@ function print({ noop, readPage, noopRate, readRate, docs }: Report) {
   const rate = readRate / noopRate;
   console.log(
     `goal: read_page p50 ≤ 1.15×, throughput ≥ 0.9×: p50 ×${p50.toFixed(2)} ${met(p50 <= 1.15)}, throughput ×${rate.toFixed(2)} ${met(rate >= 0.9)}`,
+  );
+  console.log(
+    `against a bare no-op answering in one JSON body, as Tandem answers (${f(json.noop.p50).trim()} ms, ${json.noopRate.toFixed(0)} calls/s): what Tandem adds: p50 ×${(json.readPage.p50 / json.noop.p50).toFixed(2)}, throughput ×${(json.readRate / json.noopRate).toFixed(2)}`,
   );
   console.log('');
   console.log('On a 60,000-character document        p50 ms    p99 ms    ×noop p50  ×noop p99');

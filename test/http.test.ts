@@ -270,6 +270,46 @@ for (const db of DATABASES) {
       });
     }
 
+    it('answers a call in one JSON body on either revision; keeps no sessions (GET, DELETE 405); takes a notification (202)', async () => {
+      const token = await tokenFor('ada@acme.test', ['documents:read']);
+      const pageId = acme(h).artifacts.landing!;
+      for (const version of [MODERN, LEGACY]) {
+        const response = await fetch(
+          mcpUrl,
+          toolsCallRequest(version, token, 'read_page', { page_id: pageId }),
+        );
+        assert.equal(response.status, 200, version);
+        assert.equal(response.headers.get('content-type'), 'application/json', version);
+        const body = (await response.json()) as {
+          id: number;
+          result: { structuredContent: { page_id: string } };
+        };
+        assert.equal(body.id, 7);
+        assert.equal(body.result.structuredContent.page_id, pageId);
+      }
+      const auth = { authorization: `Bearer ${token}`, 'mcp-protocol-version': LEGACY };
+      for (const method of ['GET', 'DELETE']) {
+        const refused = await fetch(mcpUrl, { method, headers: { ...auth, accept: 'text/event-stream' } });
+        assert.equal(refused.status, 405, method);
+        assert.equal(refused.headers.get('allow'), 'POST');
+        assert.deepEqual(await refused.json(), {
+          jsonrpc: '2.0',
+          error: { code: -32000, message: 'Method not allowed.' },
+          id: null,
+        });
+      }
+      const notified = await fetch(mcpUrl, {
+        method: 'POST',
+        headers: {
+          ...auth,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+      });
+      assert.equal(notified.status, 202);
+    });
+
     for (const revision of REVISIONS) {
       it(`surfaces the scope challenge to a client speaking ${revision.version} as InsufficientScopeError`, async () => {
         const token = await tokenFor('ada@acme.test', ['documents:read']);

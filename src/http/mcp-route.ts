@@ -2,7 +2,11 @@ import {
   createMcpHandler,
   getOAuthProtectedResourceMetadataUrl,
   hostHeaderValidationResponse,
+  isJsonContentType,
+  isLegacyRequest,
+  WebStandardStreamableHTTPServerTransport,
   type AuthInfo,
+  type McpServerFactory,
 } from '@modelcontextprotocol/server';
 import type { Credential } from '../domains/auth/credentials.ts';
 import type { Actor } from '../domains/workspace/actor.ts';
@@ -71,15 +75,20 @@ export function mcpHttp(services: Services, resourceUrl: URL, allowedHosts: stri
     };
   }
 
-  const handler = createMcpHandler(
-    (ctx) => {
-      const actor = ctx.authInfo?.extra?.actor as Actor | undefined;
-      if (!actor) throw new Error('an MCP request reached the server without a verified caller');
-      const only = ctx.requestInfo ? calledTool.get(ctx.requestInfo) : undefined;
-      return buildMcpServer(services, actor, { iconOrigin: resourceUrl.origin, only });
-    },
-    { onerror: logMcpError, maxRequestBodySize: MCP_MAX_BODY },
-  );
+  const factory: McpServerFactory = (ctx) => {
+    const actor = ctx.authInfo?.extra?.actor as Actor | undefined;
+    if (!actor) throw new Error('an MCP request reached the server without a verified caller');
+    const only = ctx.requestInfo ? calledTool.get(ctx.requestInfo) : undefined;
+    return buildMcpServer(services, actor, { iconOrigin: resourceUrl.origin, only });
+  };
+  // The 2026-07-28 revision answers in one JSON body unless a message comes before the result;
+  // 2025-era requests are answered here (`answerLegacy`), in one JSON body too.
+  const handler = createMcpHandler(factory, {
+    legacy: 'reject',
+    onerror: logMcpError,
+    maxRequestBodySize: MCP_MAX_BODY,
+  });
+  const answerLegacy = legacyAnswerer(factory);
 
   return {
     resourceMetadataUrl,
@@ -89,10 +98,12 @@ export function mcpHttp(services: Services, resourceUrl: URL, allowedHosts: stri
       const auth = await authenticate(request);
       if (auth instanceof Response) return auth;
       const { forward, parsedBody } = await readMessage(request);
-      const response = await handler.fetch(forward, {
-        authInfo: auth,
-        ...(parsedBody === undefined ? {} : { parsedBody }),
-      });
+      const options = { authInfo: auth, ...(parsedBody === undefined ? {} : { parsedBody }) };
+      // A POST of another media type is the handler's to refuse (415) before reading anything.
+      const legacy =
+        (forward.method !== 'POST' || isJsonContentType(forward.headers.get('content-type'))) &&
+        (await isLegacyRequest(forward, parsedBody, { maxRequestBodySize: MCP_MAX_BODY }));
+      const response = legacy ? await answerLegacy(forward, options) : await handler.fetch(forward, options);
       return withGrantedScopes(response, auth.scopes);
     },
     metadata() {
@@ -107,6 +118,61 @@ export function mcpHttp(services: Services, resourceUrl: URL, allowedHosts: stri
     },
     close: () => handler.close(),
   };
+}
+
+/**
+ * 2025-era (stateless) requests: each POST is served by a server of its own, as the SDK's fallback
+ * does, but answered in one JSON body rather than an event stream. No tool sends a message before
+ * its result (Tasks are polled), and a client must take either answer; a stream only adds framing,
+ * a keep-alive timer and a second body to pass through, on both sides, for every call.
+ * GET and DELETE (sessions) are refused as the fallback refuses them: this endpoint keeps none.
+ */
+function legacyAnswerer(factory: McpServerFactory) {
+  return async (
+    request: Request,
+    options: { authInfo: AuthInfo; parsedBody?: unknown },
+  ): Promise<Response> => {
+    if (request.method !== 'POST')
+      return Response.json(
+        { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed.' }, id: null },
+        { status: 405, headers: { Allow: 'POST' } },
+      );
+    const server = await factory({ era: 'legacy', authInfo: options.authInfo, requestInfo: request });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+      maxRequestBodySize: MCP_MAX_BODY,
+    });
+    const teardown = () => {
+      void transport.close().catch(() => {});
+      void server.close().catch(() => {});
+    };
+    // A client that goes away before the answer leaves nothing open.
+    request.signal.addEventListener('abort', teardown, { once: true });
+    try {
+      await server.connect(transport);
+      return await transport.handleRequest(request, options);
+    } catch (error) {
+      logMcpError(error instanceof Error ? error : new Error(String(error)));
+      return Response.json(
+        {
+          jsonrpc: '2.0',
+          error: { code: -32603, message: 'Internal server error' },
+          id: requestId(options.parsedBody),
+        },
+        { status: 500 },
+      );
+    } finally {
+      request.signal.removeEventListener('abort', teardown);
+      teardown();
+    }
+  };
+}
+
+/** The id of a single JSON-RPC request, to answer an error with; null when there is none. */
+function requestId(body: unknown): string | number | null {
+  const id = (body as { id?: unknown } | null | undefined)?.id;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
 }
 
 /** The tool a request calls, for the requests whose body says so (see `readMessage`). */
