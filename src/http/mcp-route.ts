@@ -149,9 +149,12 @@ function legacyAnswerer(factory: McpServerFactory) {
     };
     // A client that goes away before the answer leaves nothing open.
     request.signal.addEventListener('abort', teardown, { once: true });
+    let answered = false;
     try {
       await server.connect(transport);
-      return await transport.handleRequest(request, options);
+      const response = await transport.handleRequest(request, options);
+      answered = true;
+      return response;
     } catch (error) {
       logMcpError(error instanceof Error ? error : new Error(String(error)));
       return Response.json(
@@ -164,7 +167,10 @@ function legacyAnswerer(factory: McpServerFactory) {
       );
     } finally {
       request.signal.removeEventListener('abort', teardown);
-      teardown();
+      // An exchange that answered holds nothing open (no stream, no timer, no pending request):
+      // the server and its transport are dropped as they are. Closing them would only have the
+      // SDK build a "Connection closed" error, stack and all, for every call.
+      if (!answered) teardown();
     }
   };
 }
