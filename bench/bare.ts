@@ -42,12 +42,8 @@ export async function serveBare(port: number, answer: Answer): Promise<Bare> {
       enableJsonResponse: true,
     });
     await server.connect(transport);
-    try {
-      return await transport.handleRequest(request, { parsedBody: body });
-    } finally {
-      void transport.close();
-      void server.close();
-    }
+    // As Tandem's: an exchange that answered is dropped, not closed.
+    return transport.handleRequest(request, { parsedBody: body });
   };
   const server = serve({
     fetch: answer === 'json' ? json : (request) => handler.fetch(request),
