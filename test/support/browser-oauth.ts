@@ -158,7 +158,10 @@ export async function personAuthorizes(
     assert.ok(callback, `the browser came back to the client (it is at ${page.url()})`);
     return { callback, asked };
   } finally {
-    await page.close();
+    // Not awaited: a client's callback page that closes itself (mcp-remote's runs `window.close()`)
+    // while it is being closed leaves Chromium never answering the close, which held the test until
+    // its timeout (about 1 run in 6). The context closes whatever is left when the suite ends.
+    void page.close().catch(() => undefined);
   }
 }
 
